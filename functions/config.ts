@@ -1,0 +1,133 @@
+/**
+ * @module config — the one place that reads the environment. Every variable is validated at start, all problems
+ * are reported at once, and nothing below functions/ ever reads process.env.
+ */
+import { LANES, parseDuration, type Lane } from '@jobs/core';
+
+export interface Config {
+  databaseUrl: string;
+  /** TLS to PostgreSQL (RDS): `require` verifies nothing but encrypts; `verify` checks the certificate. */
+  databaseSsl: 'off' | 'require' | 'verify';
+  redisUrl: string;
+  redisCluster: boolean;
+  queuePrefix: string;
+  httpPort: number;
+  apiKeys: string[];
+  /** Largest request body the API accepts. */
+  bodyLimitBytes: number;
+  scheduleIntervalMs: number;
+  lookaheadMs: number;
+  misfireGraceMs: number;
+  reconcileIntervalMs: number;
+  workerConcurrency: number;
+  workerLanes: Lane[];
+  leaseMs: number;
+  shutdownGraceMs: number;
+  shortLaneMaxTimeoutMs: number;
+  eventBusName: string | null;
+  handlersModule: string | null;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+/** Documented in README "Configuration"; keep the two in step. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const text = (name: string, fallback: string) => (env[name] ?? '').trim() || fallback;
+  const duration = (name: string, fallback: string, min = 1) => {
+    const raw = text(name, fallback);
+    const ms = parseDuration(raw);
+    if (ms === null || ms < min) {
+      problems.push(`${name}=${JSON.stringify(raw)} is not a duration of at least ${min} ms (use e.g. 10s, 500ms, 1m)`);
+      return parseDuration(fallback)!;
+    }
+    return ms;
+  };
+  const integer = (name: string, fallback: number, min: number, max: number) => {
+    const raw = text(name, String(fallback));
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name}=${JSON.stringify(raw)} must be a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return n;
+  };
+  const url = (name: string, fallback: string, schemes: string[]) => {
+    const raw = text(name, fallback);
+    try {
+      const parsed = new URL(raw);
+      if (!schemes.includes(parsed.protocol)) throw new Error('scheme');
+    } catch {
+      problems.push(`${name} must be a ${schemes.join(' or ')}// URL (got ${JSON.stringify(redact(raw))})`);
+    }
+    return raw;
+  };
+  const oneOf = <T extends string>(name: string, fallback: T, values: readonly T[]): T => {
+    const raw = text(name, fallback) as T;
+    if (!values.includes(raw)) {
+      problems.push(`${name}=${JSON.stringify(raw)} must be one of ${values.join(', ')}`);
+      return fallback;
+    }
+    return raw;
+  };
+
+  const scheduleIntervalMs = duration('SCHEDULE_INTERVAL', '10s', 100);
+  const lanes = text('WORKER_LANES', 'short,long')
+    .split(',')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const badLanes = lanes.filter((l) => !(LANES as readonly string[]).includes(l));
+  if (badLanes.length > 0 || lanes.length === 0) problems.push(`WORKER_LANES must list lanes from ${LANES.join(', ')} (got ${JSON.stringify(env.WORKER_LANES)})`);
+  const queuePrefix = text('QUEUE_PREFIX', '{jobs}');
+  if (!/\{[^{}]+\}/.test(queuePrefix)) problems.push(`QUEUE_PREFIX must contain a {hash tag}, e.g. {jobs} (got ${JSON.stringify(queuePrefix)})`);
+  const cluster = text('REDIS_CLUSTER', 'false');
+  if (!['true', 'false'].includes(cluster)) problems.push(`REDIS_CLUSTER must be true or false (got ${JSON.stringify(cluster)})`);
+
+  const config: Config = {
+    databaseUrl: url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/postgres', ['postgres:', 'postgresql:']),
+    databaseSsl: oneOf('DATABASE_SSL', 'off', ['off', 'require', 'verify'] as const),
+    redisUrl: url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    redisCluster: cluster === 'true',
+    queuePrefix,
+    httpPort: integer('HTTP_PORT', 8080, 0, 65535),
+    apiKeys: text('API_KEYS', '')
+      .split(',')
+      .map((k) => k.trim())
+      .filter(Boolean),
+    bodyLimitBytes: integer('BODY_LIMIT_BYTES', 256 * 1024, 1024, 6 * 1024 * 1024),
+    scheduleIntervalMs,
+    lookaheadMs: duration('LOOKAHEAD', `${Math.max(2 * scheduleIntervalMs, 5000)}ms`, 100),
+    misfireGraceMs: duration('MISFIRE_GRACE', '60s', 1000),
+    reconcileIntervalMs: duration('RECONCILE_INTERVAL', '30s', 1000),
+    workerConcurrency: integer('WORKER_CONCURRENCY', 10, 1, 10_000),
+    workerLanes: badLanes.length === 0 && lanes.length > 0 ? [...new Set(lanes as Lane[])] : ['short', 'long'],
+    leaseMs: duration('LEASE_TIMEOUT', '30s', 1000),
+    shutdownGraceMs: duration('SHUTDOWN_GRACE', '30s', 0),
+    shortLaneMaxTimeoutMs: duration('SHORT_LANE_MAX_TIMEOUT', '600s', 1000),
+    eventBusName: text('EVENT_BUS_NAME', '') || null,
+    handlersModule: text('HANDLERS_MODULE', '') || null,
+    logLevel: oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
+  };
+  if (config.lookaheadMs <= config.scheduleIntervalMs) {
+    problems.push(`LOOKAHEAD (${config.lookaheadMs} ms) must exceed SCHEDULE_INTERVAL (${config.scheduleIntervalMs} ms), or fire times would start late`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** A URL with its password replaced, for messages and logs. */
+export function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url.replace(/\/\/([^:/@]+):([^@]+)@/, '//$1:***@');
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * @module resources — builds the PostgreSQL pool and the Redis client from configuration, and checks that both
+ * answer, with a message that says which URL failed and how to start a local server.
+ */
+import { Cluster, Redis } from 'ioredis';
+import pg from 'pg';
+import type { RedisClient } from '@jobs/queue';
+import { redact, type Config } from './config';
+import type { AppLogger } from './logger';
+
+export function createPool(config: Pick<Config, 'databaseUrl' | 'databaseSsl'>, options: { max: number; logger?: AppLogger }): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: config.databaseUrl,
+    max: options.max,
+    ssl: config.databaseSsl === 'off' ? undefined : { rejectUnauthorized: config.databaseSsl === 'verify' },
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+    // Lets a query fail instead of hanging forever when the server vanishes mid-statement.
+    query_timeout: 60_000,
+  });
+  // An idle client losing its connection (database restart) emits here; without a listener the process would crash.
+  pool.on('error', (error) => options.logger?.warn({ event: 'db.idle_client_error', err: error.message }));
+  return pool;
+}
+
+export function createRedis(config: Pick<Config, 'redisUrl' | 'redisCluster'>, logger?: AppLogger): RedisClient {
+  const url = new URL(config.redisUrl);
+  const tls = url.protocol === 'rediss:' ? {} : undefined;
+  const common = {
+    username: url.username ? decodeURIComponent(url.username) : undefined,
+    password: url.password ? decodeURIComponent(url.password) : undefined,
+    tls,
+    // Keep retrying while Redis restarts; commands wait in the offline queue meanwhile.
+    retryStrategy: (times: number) => Math.min(times * 100, 2000),
+    // Fail a command after a couple of reconnect attempts instead of hanging a request; callers retry or the
+    // reconciler repairs.
+    maxRetriesPerRequest: 2,
+  };
+  const client: RedisClient = config.redisCluster
+    ? new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], {
+        redisOptions: common,
+        // ElastiCache's TLS certificates name the configuration endpoint, not the node IPs.
+        dnsLookup: (address, callback) => callback(null, address),
+      })
+    : new Redis({ host: url.hostname, port: Number(url.port || 6379), db: Number(url.pathname.slice(1) || 0), ...common });
+  client.on('error', (error: Error) => logger?.debug({ event: 'redis.error', err: error.message }));
+  return client;
+}
+
+export class UnreachableError extends Error {
+  override readonly name = 'UnreachableError';
+}
+
+/** Fails with a clear message when PostgreSQL or Redis does not answer within `timeoutMs`. */
+export async function checkServices(pool: pg.Pool, redis: RedisClient, config: Config, timeoutMs = 5000): Promise<void> {
+  const problems: string[] = [];
+  const within = <T>(p: Promise<T>) =>
+    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref())]);
+  try {
+    await within(pool.query('SELECT 1'));
+  } catch (error) {
+    problems.push(
+      `PostgreSQL at ${redact(config.databaseUrl)} is unreachable (${(error as Error).message}). ` +
+        `Start one (e.g. \`docker compose -f infra/docker-compose.yml up -d\`, or ` +
+        `\`pg_ctlcluster <version> main start\`) or set DATABASE_URL.`,
+    );
+  }
+  try {
+    await within(redis.ping());
+  } catch (error) {
+    problems.push(
+      `Redis at ${redact(config.redisUrl)} is unreachable (${(error as Error).message}). ` +
+        `Start one (e.g. \`docker compose -f infra/docker-compose.yml up -d\`, or \`redis-server --daemonize yes\`) or set REDIS_URL.`,
+    );
+  }
+  if (problems.length > 0) throw new UnreachableError(problems.join('\n'));
+}

@@ -1,0 +1,74 @@
+/**
+ * @module scheduler-loop — the local/container scheduler: runTick every SCHEDULE_INTERVAL, with the reaper, and
+ * the reconciler every RECONCILE_INTERVAL. Several of these may run at once; every pass is safe to repeat.
+ */
+import { LANES, reapOnce, reconcileOnce, runTick } from '@jobs/core';
+import type { Context } from './context';
+
+export interface SchedulerLoop {
+  stop(): Promise<void>;
+  /** Resolves after the next complete pass (tests). */
+  nextPass(): Promise<void>;
+}
+
+export function startSchedulerLoop(ctx: Context): SchedulerLoop {
+  const { config, logger } = ctx;
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  let current: Promise<void> | null = null;
+  let lastReconcile = 0;
+  let waiters: (() => void)[] = [];
+
+  const pass = async () => {
+    const started = Date.now();
+    try {
+      const tick = await runTick(ctx, { lookaheadMs: config.lookaheadMs, misfireGraceMs: config.misfireGraceMs });
+      if (tick.created > 0 || tick.pushFailed > 0) logger.info({ event: 'scheduler.tick', ...tick, ms: Date.now() - started });
+    } catch (error) {
+      logger.warn({ event: 'scheduler.tick_failed', err: String(error) });
+    }
+    try {
+      const reaped = await reapOnce(ctx, { lanes: LANES });
+      if (reaped.expired > 0 || reaped.requeued > 0) logger.info({ event: 'scheduler.reaped', ...reaped });
+    } catch (error) {
+      logger.warn({ event: 'scheduler.reap_failed', err: String(error) });
+    }
+    if (Date.now() - lastReconcile >= config.reconcileIntervalMs) {
+      try {
+        const reconciled = await reconcileOnce(ctx);
+        lastReconcile = Date.now();
+        if (reconciled.pushed > 0) logger.info({ event: 'scheduler.reconciled', ...reconciled });
+      } catch (error) {
+        logger.warn({ event: 'scheduler.reconcile_failed', err: String(error) });
+      }
+    }
+    try {
+      await ctx.store.workersPrune(Math.max(10 * config.leaseMs, 10 * 60_000));
+    } catch {
+      // Cosmetic: the workers list filters by heartbeat age anyway.
+    }
+  };
+
+  const loop = () => {
+    if (stopped) return;
+    current = pass().finally(() => {
+      current = null;
+      const w = waiters;
+      waiters = [];
+      for (const resolve of w) resolve();
+      if (!stopped) timer = setTimeout(loop, config.scheduleIntervalMs);
+    });
+  };
+  loop();
+
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      if (current) await current;
+    },
+    nextPass() {
+      return new Promise((resolve) => waiters.push(resolve));
+    },
+  };
+}

@@ -1,0 +1,16 @@
+/** `npm run scheduler`: the scheduler tick, reaper and reconciler in a loop every SCHEDULE_INTERVAL. */
+import { createContext } from './context';
+import { exitOnStartError, onShutdownSignal } from './process';
+import { startSchedulerLoop } from './scheduler-loop';
+
+async function main() {
+  const ctx = await createContext({ migrate: true, poolMax: 4 });
+  const loop = startSchedulerLoop(ctx);
+  ctx.logger.info({ event: 'scheduler.started', interval_ms: ctx.config.scheduleIntervalMs, lookahead_ms: ctx.config.lookaheadMs });
+  onShutdownSignal(async () => {
+    await loop.stop();
+    await ctx.close();
+  });
+}
+
+main().catch(exitOnStartError);

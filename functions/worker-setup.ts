@@ -1,0 +1,65 @@
+/** @module worker-setup — builds a Worker on a context: runner with handlers, cancel subscription, lifecycle. */
+import { Worker, type WorkerKind } from '@jobs/core';
+import { BUILTIN_HANDLERS, createRunner, type Handler } from '@jobs/runner';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Context } from './context';
+import { newWorkerId } from './context';
+
+export const VERSION = '0.1.0';
+
+/** Loads `HANDLERS_MODULE`: a module whose `handlers` (or default) export maps names to handler functions. */
+export async function loadHandlers(modulePath: string | null): Promise<Record<string, Handler>> {
+  if (!modulePath) return {};
+  const mod = await import(pathToFileURL(resolve(modulePath)).href);
+  const handlers = mod.handlers ?? mod.default;
+  if (!handlers || typeof handlers !== 'object') {
+    throw new Error(`HANDLERS_MODULE ${modulePath} must export \`handlers\` (an object of name -> function)`);
+  }
+  return handlers;
+}
+
+export interface StartedWorker {
+  worker: Worker;
+  stop(graceMs?: number): Promise<void>;
+}
+
+export async function startWorker(
+  ctx: Context,
+  options: { kind: WorkerKind; handlers?: Record<string, Handler>; concurrency?: number; id?: string },
+): Promise<StartedWorker> {
+  const handlers = { ...BUILTIN_HANDLERS, ...(await loadHandlers(ctx.config.handlersModule)), ...options.handlers };
+  const worker = new Worker(
+    { store: ctx.store, queue: ctx.queue, runner: createRunner({ handlers }), clock: ctx.clock, sink: ctx.sink, logger: ctx.logger },
+    {
+      id: options.id ?? newWorkerId(options.kind),
+      kind: options.kind,
+      host: hostname(),
+      version: VERSION,
+      lanes: ctx.config.workerLanes,
+      concurrency: options.concurrency ?? ctx.config.workerConcurrency,
+      leaseMs: ctx.config.leaseMs,
+    },
+  );
+  const unsubscribe = await ctx.queue.subscribeCancels((ids) => {
+    for (const id of ids) if (worker.cancel(id)) ctx.logger.info({ event: 'worker.cancelled', execution_id: id, worker_id: worker.id });
+  });
+  await worker.start();
+  ctx.logger.info({
+    event: 'worker.started',
+    worker_id: worker.id,
+    kind: options.kind,
+    lanes: ctx.config.workerLanes,
+    concurrency: options.concurrency ?? ctx.config.workerConcurrency,
+    handlers: Object.keys(handlers),
+  });
+  return {
+    worker,
+    async stop(graceMs = ctx.config.shutdownGraceMs) {
+      await worker.stop({ graceMs });
+      await unsubscribe();
+      ctx.logger.info({ event: 'worker.stopped', worker_id: worker.id, counts: worker.counts });
+    },
+  };
+}

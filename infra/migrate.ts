@@ -1,0 +1,47 @@
+/** The migration Lambda and its deploy-time invocation, which every other function and the service wait for. */
+import { database, databaseSsl, migrationDatabaseUrl } from "./data";
+import { lambdaDefaults } from "./runtime";
+
+const environment = { DATABASE_URL: migrationDatabaseUrl, DATABASE_SSL: databaseSsl };
+
+export const migrator = new sst.aws.Function("Migrate", {
+  ...lambdaDefaults,
+  handler: "functions/migrate.handler",
+  timeout: "5 minutes",
+  link: [database],
+  environment,
+});
+
+/**
+ * Runs the migrations synchronously on every deploy (they are forward-only and skip what is applied);
+ * a failure fails the deploy before new API or worker code goes live. Skipped in `sst dev`, where
+ * functions run on the developer's machine and the DevCommand below migrates the local database.
+ */
+export const migration = $dev
+  ? undefined
+  : new aws.lambda.Invocation("MigrateOnDeploy", {
+      functionName: migrator.name,
+      input: JSON.stringify({ source: "deploy" }),
+      // A new value on every deploy replaces the resource, and a replacement invokes the function again.
+      triggers: { deployedAt: new Date().toISOString() },
+    });
+
+if ($dev) {
+  new sst.x.DevCommand("MigrateLocal", {
+    dev: { command: "npm run migrate", autostart: true },
+    environment,
+  });
+}
+
+/**
+ * A `transform` hook that makes the underlying resource wait for this deploy's migrations. `dependsOn`
+ * on an SST component does not reach the resources it creates, so it goes on the resource itself.
+ * @example new sst.aws.Function("Api", { ..., transform: { function: afterMigration } })
+ */
+export function afterMigration<T>(_args: T, opts: $util.CustomResourceOptions): undefined {
+  if (!migration) return undefined;
+  const existing = opts.dependsOn;
+  const earlier = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing];
+  opts.dependsOn = [...earlier, migration] as $util.Input<$util.Resource>[];
+  return undefined;
+}

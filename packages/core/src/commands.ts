@@ -1,0 +1,146 @@
+/**
+ * @module commands — what users ask for (create, trigger, cancel, replay, pause, resume, delete), against ports.
+ * Each writes PostgreSQL first, then tells Redis; a failed Redis call is repaired by the reconciler.
+ */
+import { NotFoundError } from './errors';
+import type { Clock, CreatedExecution, Logger, TransitionSink } from './ports';
+import { firstRunAt } from './schedule';
+import { createdTransition, transition } from './transitions';
+import type { ExecutionStatus, Job, Lane, QueueItem } from './types';
+
+export type JobSpec = Omit<Job, 'id' | 'status' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt'> & {
+  status?: Job['status'];
+};
+
+/** A row that changed status because of a command, with what is needed to log it and to tell Redis. */
+export interface ChangedExecution extends QueueItem {
+  jobId: string;
+  attempt: number;
+  from: ExecutionStatus;
+  to: ExecutionStatus;
+  workerId: string | null;
+}
+
+export interface CommandStore {
+  jobInsert(spec: JobSpec & { nextRunAt: Date | null }): Promise<Job>;
+  jobGet(id: string): Promise<Job | null>;
+  /** Sets status and next_run_at; cancels waiting scheduled runs when pausing. Null if the job does not exist. */
+  jobSetStatus(input: { id: string; status: Job['status']; nextRunAt: Date | null }): Promise<{ job: Job; cancelled: ChangedExecution[] } | null>;
+  /** Soft-deletes the job and cancels its live executions. Null if it does not exist. */
+  jobDelete(id: string): Promise<{ cancelled: ChangedExecution[] } | null>;
+  /** Inserts a manual run; with an idempotency key, returns the earlier execution for a repeated key. */
+  executionTrigger(input: { jobId: string; payload: unknown; idempotencyKey: string | null }): Promise<{ execution: CreatedExecution; created: boolean } | null>;
+  executionCancel(id: string): Promise<{ changed: ChangedExecution | null; status: ExecutionStatus } | null>;
+  executionReplay(id: string): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus } | null>;
+}
+
+export interface CommandQueue {
+  push(items: readonly QueueItem[]): Promise<void>;
+  /** Best effort: drops waiting ids from the ready and delayed sets and tells their worker to kill running ones. */
+  withdraw(items: readonly (QueueItem & { running: boolean })[]): Promise<void>;
+  /** Removes replayed ids from the dead-letter list. */
+  forgetDead(items: readonly { id: string; lane: Lane }[]): Promise<void>;
+}
+
+export interface CommandDeps {
+  store: CommandStore;
+  queue: CommandQueue;
+  clock: Clock;
+  sink: TransitionSink;
+  logger: Logger;
+}
+
+export async function createJob(deps: CommandDeps, spec: JobSpec): Promise<Job> {
+  const nextRunAt = (spec.status ?? 'active') === 'active' ? firstRunAt(spec, deps.clock.now()) : null;
+  return deps.store.jobInsert({ ...spec, nextRunAt });
+}
+
+export async function triggerJob(
+  deps: CommandDeps,
+  input: { jobId: string; payload?: unknown; idempotencyKey?: string | null },
+): Promise<{ execution: CreatedExecution; created: boolean }> {
+  const result = await deps.store.executionTrigger({
+    jobId: input.jobId,
+    payload: input.payload ?? null,
+    idempotencyKey: input.idempotencyKey ?? null,
+  });
+  if (!result) throw new NotFoundError('job', input.jobId);
+  if (result.created) {
+    deps.sink.emit([createdTransition(result.execution, deps.clock.now())]);
+    await pushOrLog(deps, [result.execution]);
+  }
+  return result;
+}
+
+/** Cancels a queued, retrying or running attempt; a running command is killed by its worker. */
+export async function cancelExecution(deps: CommandDeps, id: string): Promise<{ cancelled: boolean; status: ExecutionStatus }> {
+  const result = await deps.store.executionCancel(id);
+  if (!result) throw new NotFoundError('execution', id);
+  if (result.changed) await announceCancelled(deps, [result.changed], 'cancelled by request');
+  return { cancelled: result.changed !== null, status: result.status };
+}
+
+/** Re-runs a dead or failed execution as a new attempt chain. Null execution: it was not dead or failed. */
+export async function replayExecution(
+  deps: CommandDeps,
+  id: string,
+): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus }> {
+  const result = await deps.store.executionReplay(id);
+  if (!result) throw new NotFoundError('execution', id);
+  if (result.execution) {
+    deps.sink.emit([createdTransition(result.execution, deps.clock.now())]);
+    await pushOrLog(deps, [result.execution]);
+    if (result.status === 'dead') {
+      await deps.queue.forgetDead([{ id, lane: result.execution.lane }]).catch(() => undefined);
+    }
+  }
+  return result;
+}
+
+export async function pauseJob(deps: CommandDeps, id: string): Promise<Job> {
+  const result = await deps.store.jobSetStatus({ id, status: 'paused', nextRunAt: null });
+  if (!result) throw new NotFoundError('job', id);
+  await announceCancelled(deps, result.cancelled, 'job paused');
+  return result.job;
+}
+
+/** Resumes scheduling from now: fire times missed while paused are not run (no burst). */
+export async function resumeJob(deps: CommandDeps, id: string): Promise<Job> {
+  const job = await deps.store.jobGet(id);
+  if (!job) throw new NotFoundError('job', id);
+  const now = deps.clock.now();
+  const nextRunAt = job.runAt ? (job.lastRunAt ? null : job.runAt) : firstRunAt(job, now);
+  const result = await deps.store.jobSetStatus({ id, status: 'active', nextRunAt });
+  if (!result) throw new NotFoundError('job', id);
+  return result.job;
+}
+
+export async function deleteJob(deps: CommandDeps, id: string): Promise<void> {
+  const result = await deps.store.jobDelete(id);
+  if (!result) throw new NotFoundError('job', id);
+  await announceCancelled(deps, result.cancelled, 'job deleted');
+}
+
+async function announceCancelled(deps: CommandDeps, changed: ChangedExecution[], reason: string): Promise<void> {
+  if (changed.length === 0) return;
+  const at = deps.clock.now();
+  deps.sink.emit(
+    changed.map((c) =>
+      transition({ jobId: c.jobId, executionId: c.id, attempt: c.attempt, from: c.from, to: c.to, workerId: c.workerId, at, error: reason }),
+    ),
+  );
+  try {
+    await deps.queue.withdraw(changed.map((c) => ({ ...c, running: c.from === 'running' })));
+  } catch (error) {
+    // Workers drop cancelled ids when PostgreSQL refuses to start them, and notice at their next heartbeat.
+    deps.logger.warn({ event: 'command.withdraw_failed', count: changed.length, err: String(error) });
+  }
+}
+
+async function pushOrLog(deps: CommandDeps, items: QueueItem[]): Promise<void> {
+  try {
+    await deps.queue.push(items);
+  } catch (error) {
+    deps.logger.warn({ event: 'command.push_failed', count: items.length, err: String(error) });
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * @module ports — the narrow interfaces the core needs from the outside world.
+ * Adapters (packages/store, packages/queue, packages/runner) implement them; entry points in functions/ wire them.
+ */
+import type {
+  Backoff,
+  ExecutionStatus,
+  Job,
+  Lane,
+  OverlapPolicy,
+  QueueItem,
+  Transition,
+  Trigger,
+  WorkerInfo,
+} from './types';
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** Receives every state transition, in order per execution. Must not throw or block for long. */
+export interface TransitionSink {
+  emit(transitions: readonly Transition[]): void;
+}
+
+/** The subset of a structured logger (pino-compatible) the core writes to. */
+export interface Logger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** A claim on one execution in Redis: the id and the lease token that fences its outcome. */
+export interface Claim {
+  id: string;
+  token: string;
+}
+
+// ---------------------------------------------------------------- scheduler tick
+
+/** One fire time the planner decided to materialise. */
+export interface PlannedFire {
+  scheduledFor: Date;
+}
+
+export interface FirePlan {
+  fires: PlannedFire[];
+  /** Missed fire times dropped by the misfire policy (only counted and logged). */
+  droppedMisfires: number;
+  nextRunAt: Date | null;
+}
+
+/** An execution row just created, with what the queue and the log need. */
+export interface CreatedExecution extends QueueItem {
+  jobId: string;
+  attempt: number;
+  trigger: Trigger;
+  status: ExecutionStatus;
+  scheduledFor: Date;
+}
+
+export interface MaterialiseResult {
+  jobs: number;
+  created: CreatedExecution[];
+  droppedMisfires: number;
+}
+
+export interface TickStore {
+  /**
+   * In one transaction: claim active jobs with next_run_at <= horizon (FOR UPDATE SKIP LOCKED, at most `limit`),
+   * insert the planned fire times (unique per job and fire time), advance next_run_at, commit.
+   */
+  jobsMaterialiseDue(input: {
+    horizon: Date;
+    limit: number;
+    plan: (job: Job) => FirePlan;
+  }): Promise<MaterialiseResult>;
+}
+
+// ---------------------------------------------------------------- worker
+
+/** An execution a worker won in PostgreSQL, with everything needed to run it. */
+export interface StartedExecution {
+  id: string;
+  token: string;
+  jobId: string;
+  attempt: number;
+  rootId: string;
+  trigger: Trigger;
+  lane: Lane;
+  priority: number;
+  scheduledFor: Date;
+  payload: unknown;
+  command: string | null;
+  handler: string | null;
+  timeoutMs: number;
+  maxRetries: number;
+  backoff: Backoff;
+  overlap: OverlapPolicy;
+}
+
+/** The recorded result of one attempt, fenced by its lease token. */
+export interface Outcome {
+  id: string;
+  token: string;
+  jobId: string;
+  attempt: number;
+  lane: Lane;
+  priority: number;
+  status: 'succeeded' | 'failed' | 'dead';
+  exitCode: number | null;
+  output: string | null;
+  error: string | null;
+  durationMs: number;
+  /** For `failed`: how long the next attempt waits. */
+  retryDelayMs: number | null;
+}
+
+export interface FinishResult {
+  /** Outcomes that won their conditional UPDATE. */
+  recorded: Outcome[];
+  /** Outcomes whose attempt was no longer running under that token (reaped, cancelled): not written. */
+  rejected: Outcome[];
+  /** New attempts created for `failed` outcomes, to be pushed. */
+  retries: CreatedExecution[];
+}
+
+export interface StartResult {
+  started: StartedExecution[];
+  /** Started executions that were immediately recorded as skipped (overlap policy `forbid`). */
+  skipped: { id: string; token: string; jobId: string; attempt: number; lane: Lane; trigger: Trigger; reason: string }[];
+  /** Ids that were not startable (cancelled, already taken, unknown): the claim must just be dropped. */
+  notStarted: string[];
+  /** Running executions that must be cancelled because a new one replaced them (overlap `replace`). */
+  replaced: { id: string; jobId: string; attempt: number; workerId: string | null }[];
+}
+
+export interface WorkerStore {
+  executionsStart(input: { workerId: string; leaseMs: number; claims: Claim[] }): Promise<StartResult>;
+  executionsFinish(outcomes: Outcome[]): Promise<FinishResult>;
+  /** Extends the leases still held; returns the ids that are still running under these tokens. */
+  executionsHeartbeat(input: { workerId: string; leaseMs: number; claims: Claim[] }): Promise<Set<string>>;
+  /** Puts attempts the worker gives up on during shutdown back to queued (conditional on token). */
+  executionsRelease(claims: Claim[]): Promise<CreatedExecution[]>;
+  workerUpsert(info: WorkerInfo): Promise<void>;
+  workerRemove(id: string): Promise<void>;
+}
+
+export interface WorkerQueue {
+  claim(input: { lane: Lane; count: number; leaseMs: number }): Promise<{ claims: Claim[]; nextDueAt: Date | null }>;
+  /** Blocks until work may be ready in one of the lanes, or the timeout passes. */
+  waitForWork(lanes: readonly Lane[], timeoutMs: number): Promise<void>;
+  /** Extends Redis leases held under these tokens (restoring ones lost to a flush); returns ids owned by others. */
+  heartbeat(input: { lane: Lane; claims: Claim[]; leaseMs: number }): Promise<string[]>;
+  /** Acknowledges finished claims, moves dead ones to the dead-letter list, pushes new items, atomically. */
+  settle(input: { lane: Lane; acks: Claim[]; dead: string[]; push: QueueItem[] }): Promise<void>;
+  push(items: readonly QueueItem[]): Promise<void>;
+}
+
+/** Runs one attempt. Must honour `signal` (kill the process group) and cap its output. */
+export interface Runner {
+  run(execution: StartedExecution, signal: AbortSignal): Promise<RunResult>;
+}
+
+export interface RunResult {
+  ok: boolean;
+  exitCode: number | null;
+  output: string;
+  error: string | null;
+}
+
+// ---------------------------------------------------------------- recovery
+
+export interface ExpiredExecution {
+  id: string;
+  token: string;
+  jobId: string;
+  attempt: number;
+  lane: Lane;
+  priority: number;
+  workerId: string | null;
+  maxRetries: number;
+  backoff: Backoff;
+}
+
+export interface RecoveryStore {
+  /** Running executions whose lease expired by the database clock. */
+  executionsLeaseExpired(limit: number): Promise<ExpiredExecution[]>;
+  executionsFinish(outcomes: Outcome[]): Promise<FinishResult>;
+  /** Queued/retrying executions after `afterId` (keyset), for the reconciler. */
+  executionsWaitingPage(input: { afterId: string | null; limit: number }): Promise<QueueItem[]>;
+  /** The subset of `ids` still waiting (queued/retrying), with their queue placement. */
+  executionsWaiting(ids: readonly string[]): Promise<QueueItem[]>;
+}
+
+export interface RecoveryQueue {
+  /** Removes and returns ids whose Redis lease expired (by the Redis clock). */
+  reapExpired(input: { lane: Lane; limit: number }): Promise<string[]>;
+  /** Pushes the items Redis does not hold anywhere (ready, delayed or leased); returns how many were pushed. */
+  ensure(items: readonly QueueItem[]): Promise<number>;
+  settle(input: { lane: Lane; acks: Claim[]; dead: string[]; push: QueueItem[] }): Promise<void>;
+  push(items: readonly QueueItem[]): Promise<void>;
+}

@@ -1,0 +1,130 @@
+/** @module types — the domain vocabulary shared by every package: jobs, executions, workers, transitions. */
+
+export const EXECUTION_STATUSES = [
+  'queued',
+  'retrying',
+  'running',
+  'succeeded',
+  'failed',
+  'dead',
+  'cancelled',
+  'skipped',
+] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+
+/** Statuses an execution can still leave; everything else is final. */
+export const LIVE_STATUSES = ['queued', 'retrying', 'running'] as const satisfies readonly ExecutionStatus[];
+export type LiveStatus = (typeof LIVE_STATUSES)[number];
+
+export const TRIGGERS = ['cron', 'once', 'manual', 'retry', 'replay'] as const;
+export type Trigger = (typeof TRIGGERS)[number];
+
+export const LANES = ['short', 'long'] as const;
+export type Lane = (typeof LANES)[number];
+
+export const OVERLAP_POLICIES = ['allow', 'forbid', 'replace'] as const;
+export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
+
+export const MISFIRE_POLICIES = ['skip', 'run_once', 'catch_up'] as const;
+export type MisfirePolicy = (typeof MISFIRE_POLICIES)[number];
+
+export type JobStatus = 'active' | 'paused';
+
+export interface Backoff {
+  /** First retry waits up to this long. */
+  baseMs: number;
+  /** Each further retry multiplies the ceiling by this. */
+  factor: number;
+  /** Ceiling for any single delay. */
+  maxMs: number;
+  /** `full`: uniform in [0, ceiling] (AWS "full jitter"); `none`: exactly the ceiling. */
+  jitter: 'full' | 'none';
+}
+
+export interface Job {
+  id: string;
+  name: string;
+  cronExpr: string | null;
+  timezone: string;
+  runAt: Date | null;
+  command: string | null;
+  handler: string | null;
+  payload: unknown;
+  status: JobStatus;
+  maxRetries: number;
+  backoff: Backoff;
+  timeoutMs: number;
+  overlap: OverlapPolicy;
+  misfire: MisfirePolicy;
+  /** catch_up: at most this many missed fire times are run. */
+  catchUpMax: number;
+  /** A missed fire time older than this is dropped whatever the policy. Null: no deadline. */
+  misfireDeadlineMs: number | null;
+  lane: Lane;
+  priority: number;
+  nextRunAt: Date | null;
+  lastRunAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Execution {
+  id: string;
+  jobId: string;
+  scheduledFor: Date;
+  attempt: number;
+  rootId: string;
+  retryOf: string | null;
+  trigger: Trigger;
+  status: ExecutionStatus;
+  lane: Lane;
+  priority: number;
+  payload: unknown;
+  workerId: string | null;
+  leaseExpiresAt: Date | null;
+  queuedAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  exitCode: number | null;
+  output: string | null;
+  error: string | null;
+  durationMs: number | null;
+}
+
+export type WorkerKind = 'lambda' | 'container' | 'local';
+
+export interface WorkerInfo {
+  id: string;
+  kind: WorkerKind;
+  host: string;
+  startedAt: Date;
+  lastHeartbeatAt: Date;
+  concurrency: number;
+  inFlight: number;
+  version: string;
+  lanes: Lane[];
+}
+
+/** What Redis needs to deliver one execution: its id, when it is due, and its ordering. */
+export interface QueueItem {
+  id: string;
+  lane: Lane;
+  priority: number;
+  dueAt: Date;
+}
+
+/** One state change of one execution: the unit of the structured log and of published events. */
+export interface Transition {
+  event: 'execution.transition';
+  jobId: string;
+  executionId: string;
+  attempt: number;
+  from: ExecutionStatus | null;
+  to: ExecutionStatus;
+  workerId: string | null;
+  at: Date;
+  trigger?: Trigger;
+  error?: string | null;
+  durationMs?: number | null;
+  exitCode?: number | null;
+}

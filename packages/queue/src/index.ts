@@ -1,0 +1,3 @@
+/** @module @jobs/queue — Redis delivery: key builder, Lua scripts, leases, delayed set, dead-letter list. */
+export { createQueue, type Queue, type QueueOptions, type RedisClient } from './queue';
+export { queueKeys, DEFAULT_PREFIX, type LaneKeys, type QueueKeys } from './keys';

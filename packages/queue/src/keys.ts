@@ -1,0 +1,53 @@
+/**
+ * @module keys — every Redis key name, from one place. The prefix must contain a `{hash tag}` so that all keys of
+ * a deployment share one cluster slot and the multi-key Lua scripts work on ElastiCache in cluster mode.
+ */
+import type { Lane } from '@jobs/core';
+
+export const DEFAULT_PREFIX = '{jobs}';
+
+export interface LaneKeys {
+  ready: string;
+  delayed: string;
+  lease: string;
+  tokens: string;
+  dead: string;
+  marker: string;
+}
+
+export interface QueueKeys {
+  prefix: string;
+  lane(lane: Lane): LaneKeys;
+  /** Pub/sub channel telling workers to kill a cancelled attempt. */
+  cancelChannel: string;
+}
+
+/**
+ * @example queueKeys('{jobs}').lane('short').ready // "{jobs}:short:ready"
+ */
+export function queueKeys(prefix: string = DEFAULT_PREFIX): QueueKeys {
+  if (!/\{[^{}]+\}/.test(prefix)) {
+    throw new Error(`queue prefix ${JSON.stringify(prefix)} must contain a {hash tag}, e.g. "{jobs}" or "app:{jobs}"`);
+  }
+  const cache = new Map<Lane, LaneKeys>();
+  return {
+    prefix,
+    cancelChannel: `${prefix}:cancel`,
+    lane(lane) {
+      let keys = cache.get(lane);
+      if (!keys) {
+        const base = `${prefix}:${lane}`;
+        keys = {
+          ready: `${base}:ready`,
+          delayed: `${base}:delayed`,
+          lease: `${base}:lease`,
+          tokens: `${base}:tokens`,
+          dead: `${base}:dead`,
+          marker: `${base}:marker`,
+        };
+        cache.set(lane, keys);
+      }
+      return keys;
+    },
+  };
+}

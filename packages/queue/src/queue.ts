@@ -1,0 +1,213 @@
+/**
+ * @module queue — the Redis adapter: delivery of execution ids with leases, through atomic Lua scripts.
+ * Redis holds ids, due times and leases only; PostgreSQL holds the state, so everything here can be rebuilt.
+ */
+import type { Claim, CommandQueue, Lane, QueueItem, RecoveryQueue, WorkerQueue } from '@jobs/core';
+import { LANES } from '@jobs/core';
+import { randomBytes } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import { queueKeys, type QueueKeys } from './keys';
+import { LUA_SCRIPTS } from './lua.generated';
+
+export type RedisClient = Redis | Cluster;
+
+interface ScriptClient {
+  push(...args: (string | number)[]): Promise<number>;
+  claim(...args: (string | number)[]): Promise<string[]>;
+  heartbeat(...args: (string | number)[]): Promise<string[]>;
+  settle(...args: (string | number)[]): Promise<number>;
+  reap(...args: (string | number)[]): Promise<string[]>;
+  withdraw(...args: (string | number)[]): Promise<number>;
+}
+
+/** Registers the Lua scripts (file `<name>-<numKeys>.lua`) as commands; EVALSHA with EVAL fallback is ioredis's. */
+function defineScripts(redis: RedisClient): void {
+  for (const [file, lua] of Object.entries(LUA_SCRIPTS)) {
+    const match = /^([a-z]+)-(\d+)\.lua$/.exec(file);
+    if (!match) throw new Error(`Lua script file name must be <name>-<numKeys>.lua: ${file}`);
+    const name = match[1]!;
+    if (typeof (redis as unknown as Record<string, unknown>)[name] === 'function') continue;
+    redis.defineCommand(name, { numberOfKeys: Number(match[2]), lua });
+  }
+}
+
+export interface QueueOptions {
+  /** Key prefix containing a {hash tag}; default "{jobs}". */
+  prefix?: string;
+  /** A second connection for blocking waits (BZPOPMIN); created lazily with `duplicate()` if not given. */
+  blocking?: RedisClient;
+}
+
+export type Queue = ReturnType<typeof createQueue>;
+
+/**
+ * @example
+ *   const queue = createQueue(new Redis(url), { prefix: '{jobs}' });
+ *   await queue.push([{ id: '1', lane: 'short', priority: 0, dueAt: new Date() }]);
+ */
+export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
+  const keys: QueueKeys = queueKeys(options.prefix);
+  defineScripts(redis);
+  const scripts = redis as unknown as ScriptClient;
+  let blocking = options.blocking ?? null;
+  const ownsBlocking = !options.blocking;
+
+  const pushArgs = (items: readonly QueueItem[]) => items.flatMap((i) => [i.id, String(i.priority), String(i.dueAt.getTime())]);
+
+  async function push(items: readonly QueueItem[]): Promise<number> {
+    let added = 0;
+    for (const [lane, laneItems] of byLane(items)) {
+      const k = keys.lane(lane);
+      for (const chunk of chunks(laneItems, 1000)) {
+        added += await scripts.push(k.ready, k.delayed, k.lease, k.marker, ...pushArgs(chunk));
+      }
+    }
+    return added;
+  }
+
+  const queue = {
+    keys,
+    redis,
+
+    async push(items: readonly QueueItem[]): Promise<void> {
+      await push(items);
+    },
+
+    /** Pushes what Redis does not hold; the reconciler's primitive (push is already idempotent per id). */
+    ensure: push,
+
+    async claim(input: { lane: Lane; count: number; leaseMs: number }): Promise<{ claims: Claim[]; nextDueAt: Date | null }> {
+      const k = keys.lane(input.lane);
+      const tokenPrefix = randomBytes(9).toString('base64url');
+      const reply = await scripts.claim(k.ready, k.delayed, k.lease, k.tokens, k.marker, input.count, input.leaseMs, tokenPrefix, 1000);
+      const claims: Claim[] = [];
+      for (let i = 1; i < reply.length; i += 2) claims.push({ id: String(reply[i]), token: String(reply[i + 1]) });
+      const next = Number(reply[0]);
+      return { claims, nextDueAt: next >= 0 ? new Date(next) : null };
+    },
+
+    async waitForWork(lanes: readonly Lane[], timeoutMs: number): Promise<void> {
+      if (timeoutMs < 10) {
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, timeoutMs)));
+        return;
+      }
+      blocking ??= duplicate(redis);
+      await blocking.bzpopmin(...lanes.map((l) => keys.lane(l).marker), (timeoutMs / 1000).toFixed(3));
+    },
+
+    async heartbeat(input: { lane: Lane; claims: Claim[]; leaseMs: number }): Promise<string[]> {
+      if (input.claims.length === 0) return [];
+      const k = keys.lane(input.lane);
+      const lost: string[] = [];
+      for (const chunk of chunks(input.claims, 1000)) {
+        lost.push(...(await scripts.heartbeat(k.lease, k.tokens, input.leaseMs, ...chunk.flatMap((c) => [c.id, c.token]))));
+      }
+      return lost;
+    },
+
+    /** Acks finished claims and dead-letters dead ones, then pushes new items (retries), in one round trip. */
+    async settle(input: { lane: Lane; acks: Claim[]; dead: string[]; push: QueueItem[] }): Promise<void> {
+      const k = keys.lane(input.lane);
+      const pipeline = redis.pipeline() as unknown as ScriptClient & { exec(): Promise<[Error | null, unknown][] | null> };
+      if (input.acks.length > 0 || input.dead.length > 0) {
+        pipeline.settle(k.lease, k.tokens, k.dead, input.acks.length, ...input.acks.flatMap((a) => [a.id, a.token]), ...input.dead);
+      }
+      for (const chunk of chunks(input.push, 1000)) {
+        pipeline.push(k.ready, k.delayed, k.lease, k.marker, ...pushArgs(chunk));
+      }
+      const results = await pipeline.exec();
+      const failed = results?.find(([error]) => error);
+      if (failed) throw failed[0];
+    },
+
+    async reapExpired(input: { lane: Lane; limit: number }): Promise<string[]> {
+      const k = keys.lane(input.lane);
+      return (await scripts.reap(k.lease, k.tokens, input.limit)).map(String);
+    },
+
+    /** Drops waiting ids from ready/delayed and tells workers to kill the running ones. */
+    async withdraw(items: readonly (QueueItem & { running: boolean })[]): Promise<void> {
+      for (const [lane, laneItems] of byLane(items)) {
+        const k = keys.lane(lane);
+        await scripts.withdraw(k.ready, k.delayed, ...laneItems.flatMap((i) => [i.id, String(i.priority)]));
+      }
+      const running = items.filter((i) => i.running).map((i) => i.id);
+      if (running.length > 0) await redis.publish(keys.cancelChannel, running.join(','));
+    },
+
+    async forgetDead(items: readonly { id: string; lane: Lane }[]): Promise<void> {
+      for (const item of items) await redis.lrem(keys.lane(item.lane).dead, 0, item.id);
+    },
+
+    /** Ids on the dead-letter list of a lane, newest first. */
+    async deadIds(lane: Lane, limit = 100): Promise<string[]> {
+      return redis.lrange(keys.lane(lane).dead, 0, limit - 1);
+    },
+
+    /** Queue depth per lane: ready, delayed, leased (running or being started) and dead-lettered ids. */
+    async depth(): Promise<Record<Lane, { ready: number; delayed: number; running: number; dead: number }>> {
+      const pipeline = redis.pipeline();
+      for (const lane of LANES) {
+        const k = keys.lane(lane);
+        pipeline.zcard(k.ready).zcard(k.delayed).zcard(k.lease).llen(k.dead);
+      }
+      const replies = ((await pipeline.exec()) ?? []).map(([error, value]) => {
+        if (error) throw error;
+        return Number(value);
+      });
+      const out = {} as Record<Lane, { ready: number; delayed: number; running: number; dead: number }>;
+      LANES.forEach((lane, i) => {
+        const [ready, delayed, running, dead] = replies.slice(i * 4, i * 4 + 4) as [number, number, number, number];
+        out[lane] = { ready, delayed, running, dead };
+      });
+      return out;
+    },
+
+    /**
+     * Calls `onCancel` with execution ids whose cancellation was requested. Uses its own connection (a
+     * subscribed connection can do nothing else); returns a function that unsubscribes and closes it.
+     */
+    async subscribeCancels(onCancel: (ids: string[]) => void): Promise<() => Promise<void>> {
+      const subscriber = duplicate(redis);
+      subscriber.on('message', (channel: string, message: string) => {
+        if (channel === keys.cancelChannel) onCancel(message.split(',').filter(Boolean));
+      });
+      await subscriber.subscribe(keys.cancelChannel);
+      return async () => {
+        subscriber.disconnect();
+      };
+    },
+
+    /** Closes the blocking connection this queue opened (the main client belongs to the caller). */
+    async close(): Promise<void> {
+      if (blocking && ownsBlocking) blocking.disconnect();
+      blocking = null;
+    },
+
+    async ping(): Promise<boolean> {
+      return (await redis.ping()) === 'PONG';
+    },
+  };
+  return queue satisfies WorkerQueue & RecoveryQueue & CommandQueue;
+}
+
+/** A new connection with the same options (Redis and Cluster type `duplicate` differently). */
+function duplicate(redis: RedisClient): RedisClient {
+  return (redis as Redis).duplicate();
+}
+
+function byLane<T extends { lane: Lane }>(items: readonly T[]): Map<Lane, T[]> {
+  const map = new Map<Lane, T[]>();
+  for (const item of items) {
+    const list = map.get(item.lane);
+    if (list) list.push(item);
+    else map.set(item.lane, [item]);
+  }
+  return map;
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,81 @@
+/**
+ * @module runner — the worker's Runner: a job runs its shell command, or a TypeScript handler registered by name.
+ */
+import type { Runner, RunResult, StartedExecution } from '@jobs/core';
+import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
+import { runShell, type ShellOptions } from './shell';
+
+export interface HandlerContext {
+  jobId: string;
+  executionId: string;
+  attempt: number;
+  scheduledFor: Date;
+  payload: unknown;
+  /** Aborted on timeout, cancel or shutdown: stop promptly. */
+  signal: AbortSignal;
+  /** Captured into the execution's output (capped like a command's). */
+  log: (line: string) => void;
+}
+
+/** A handler's return value (JSON-serialised) becomes the output; a throw is a failure with its message. */
+export type Handler = (context: HandlerContext) => unknown | Promise<unknown>;
+
+export interface RunnerOptions extends ShellOptions {
+  handlers?: Record<string, Handler>;
+}
+
+/**
+ * @example
+ *   const runner = createRunner({ handlers: { 'send-report': async ({ payload }) => send(payload) } });
+ */
+export function createRunner(options: RunnerOptions = {}): Runner & { handlers: Map<string, Handler> } {
+  const handlers = new Map(Object.entries(options.handlers ?? {}));
+  const limit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
+  return {
+    handlers,
+    async run(execution: StartedExecution, signal: AbortSignal): Promise<RunResult> {
+      if (execution.handler) {
+        const handler = handlers.get(execution.handler);
+        if (!handler) {
+          return { ok: false, exitCode: null, output: '', error: `no handler named ${JSON.stringify(execution.handler)} is registered in this worker` };
+        }
+        return runHandler(handler, execution, signal, limit);
+      }
+      if (execution.command) return runShell(execution.command, execution, signal, options);
+      return { ok: false, exitCode: null, output: '', error: 'job has neither a command nor a handler' };
+    },
+  };
+}
+
+async function runHandler(handler: Handler, execution: StartedExecution, signal: AbortSignal, limit: number): Promise<RunResult> {
+  const output = new CappedOutput(limit);
+  try {
+    const value = await handler({
+      jobId: execution.jobId,
+      executionId: execution.id,
+      attempt: execution.attempt,
+      scheduledFor: execution.scheduledFor,
+      payload: execution.payload,
+      signal,
+      log: (line) => output.write(`${line}\n`),
+    });
+    if (value !== undefined) output.write(typeof value === 'string' ? value : JSON.stringify(value));
+    return { ok: true, exitCode: null, output: output.toString(), error: null };
+  } catch (error) {
+    return { ok: false, exitCode: null, output: output.toString(), error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** Handlers every worker has: `noop` (for measuring the engine) and `sleep` (payload `{ "ms": 100 }`). */
+export const BUILTIN_HANDLERS: Record<string, Handler> = {
+  noop: () => undefined,
+  sleep: ({ payload, signal }) =>
+    new Promise<void>((resolve, reject) => {
+      const ms = Math.max(0, Number((payload as { ms?: unknown } | null)?.ms ?? 0)) || 0;
+      const timer = setTimeout(resolve, ms);
+      signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        reject(new Error(`aborted: ${String(signal.reason)}`));
+      }, { once: true });
+    }),
+};

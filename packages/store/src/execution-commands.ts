@@ -1,0 +1,106 @@
+/** @module execution-commands — SQL behind user commands on executions: trigger, bulk enqueue, cancel, replay. */
+import type { ChangedExecution, CreatedExecution, ExecutionStatus } from '@jobs/core';
+import type pg from 'pg';
+import { isId } from './jobs';
+import { CREATED_COLUMNS, toCreated } from './rows';
+
+/**
+ * A manual run. With an idempotency key, a repeated call returns the execution the first call created
+ * (the unique (job_id, idempotency_key) index decides, so concurrent repeats also get one execution).
+ */
+export async function executionTrigger(
+  pool: pg.Pool,
+  input: { jobId: string; payload: unknown; idempotencyKey: string | null },
+): Promise<{ execution: CreatedExecution; created: boolean } | null> {
+  if (!isId(input.jobId)) return null;
+  const payload = input.payload === null || input.payload === undefined ? null : JSON.stringify(input.payload);
+  const { rows } = await pool.query(
+    `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key)
+     SELECT id, 'manual', 'queued', lane, priority, now(), $2::jsonb, $3 FROM jobs WHERE id = $1 AND deleted_at IS NULL
+     ON CONFLICT (job_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+     RETURNING ${CREATED_COLUMNS}`,
+    [input.jobId, payload, input.idempotencyKey],
+  );
+  if (rows[0]) return { execution: toCreated(rows[0]), created: true };
+  if (input.idempotencyKey === null) return null;
+  const existing = await pool.query(
+    `SELECT ${CREATED_COLUMNS} FROM executions WHERE job_id = $1 AND idempotency_key = $2`,
+    [input.jobId, input.idempotencyKey],
+  );
+  return existing.rows[0] ? { execution: toCreated(existing.rows[0]), created: false } : null;
+}
+
+/** Many manual runs of one job in one statement (bulk enqueue). */
+export async function executionsEnqueueMany(
+  pool: pg.Pool,
+  input: { jobId: string; payloads: unknown[] },
+): Promise<CreatedExecution[]> {
+  if (!isId(input.jobId) || input.payloads.length === 0) return [];
+  const { rows } = await pool.query(
+    `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload)
+     SELECT j.id, 'manual', 'queued', j.lane, j.priority, now(), p.payload
+     FROM jobs j, unnest($2::jsonb[]) AS p(payload) WHERE j.id = $1 AND j.deleted_at IS NULL
+     RETURNING ${CREATED_COLUMNS}`,
+    [input.jobId, input.payloads.map((p) => (p === null || p === undefined ? null : JSON.stringify(p)))],
+  );
+  return rows.map(toCreated);
+}
+
+/** Cancels a live attempt. `changed` is null when it had already finished (status says how). */
+export async function executionCancel(
+  pool: pg.Pool,
+  id: string,
+): Promise<{ changed: ChangedExecution | null; status: ExecutionStatus } | null> {
+  if (!isId(id)) return null;
+  const { rows } = await pool.query(
+    `WITH target AS (SELECT id, status FROM executions WHERE id = $1 FOR UPDATE),
+     changed AS (
+       UPDATE executions e SET status = 'cancelled', finished_at = now(), error = 'cancelled by request', lease_expires_at = NULL
+       FROM target t WHERE e.id = t.id AND t.status IN ('queued', 'retrying', 'running')
+       RETURNING e.id, e.job_id, e.attempt, e.lane, e.priority, e.scheduled_for, e.worker_id, t.status AS from_status
+     )
+     SELECT t.status, c.* FROM target t LEFT JOIN changed c ON true`,
+    [id],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  if (!r.id) return { changed: null, status: r.status };
+  return {
+    status: 'cancelled',
+    changed: {
+      id: r.id,
+      jobId: r.job_id,
+      attempt: r.attempt,
+      lane: r.lane,
+      priority: r.priority,
+      dueAt: r.scheduled_for,
+      workerId: r.worker_id,
+      from: r.from_status,
+      to: 'cancelled',
+    },
+  };
+}
+
+/** A dead or failed execution re-run as a new attempt chain (attempt 1, a fresh retry budget). */
+export async function executionReplay(
+  pool: pg.Pool,
+  id: string,
+): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus } | null> {
+  if (!isId(id)) return null;
+  const { rows } = await pool.query(
+    `WITH source AS (
+       SELECT e.id, e.job_id, e.status, e.lane, e.priority, e.payload FROM executions e
+       JOIN jobs j ON j.id = e.job_id AND j.deleted_at IS NULL WHERE e.id = $1
+     ),
+     created AS (
+       INSERT INTO executions (job_id, retry_of, attempt, trigger, status, lane, priority, scheduled_for, payload)
+       SELECT job_id, id, 1, 'replay', 'queued', lane, priority, now(), payload FROM source WHERE status IN ('dead', 'failed')
+       RETURNING ${CREATED_COLUMNS}
+     )
+     SELECT s.status AS source_status, c.* FROM source s LEFT JOIN created c ON true`,
+    [id],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return { status: r.source_status, execution: r.id ? toCreated(r) : null };
+}

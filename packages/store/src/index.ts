@@ -1,0 +1,61 @@
+/**
+ * @module @jobs/store — PostgreSQL adapter: migrations and one module of SQL per table.
+ * @example
+ *   const store = createStore(new pg.Pool({ connectionString }));
+ *   await migrate(store.pool);
+ */
+import type { CommandStore, RecoveryStore, TickStore, WorkerStore } from '@jobs/core';
+import type pg from 'pg';
+import * as commands from './execution-commands';
+import * as executions from './executions';
+import * as reads from './executions-read';
+import * as jobs from './jobs';
+import * as workers from './workers';
+
+export { migrate, migrations } from './migrate';
+export { isId } from './jobs';
+export type { JobListFilter } from './jobs';
+export type { ExecutionListFilter, ExecutionStats } from './executions-read';
+
+export type Store = ReturnType<typeof createStore>;
+
+/** Binds every query module to one pool; the result implements all the core's store ports. */
+export function createStore(pool: pg.Pool) {
+  const store = {
+    pool,
+    // jobs
+    jobInsert: (spec: Parameters<typeof jobs.jobInsert>[1]) => jobs.jobInsert(pool, spec),
+    jobGet: (id: string) => jobs.jobGet(pool, id),
+    jobList: (filter: jobs.JobListFilter) => jobs.jobList(pool, filter),
+    jobSetStatus: (input: Parameters<typeof jobs.jobSetStatus>[1]) => jobs.jobSetStatus(pool, input),
+    jobDelete: (id: string) => jobs.jobDelete(pool, id),
+    jobsMaterialiseDue: (input: Parameters<typeof jobs.jobsMaterialiseDue>[1]) => jobs.jobsMaterialiseDue(pool, input),
+    // executions: worker hot path and recovery
+    executionsStart: (input: Parameters<typeof executions.executionsStart>[1]) => executions.executionsStart(pool, input),
+    executionsFinish: (outcomes: Parameters<typeof executions.executionsFinish>[1]) => executions.executionsFinish(pool, outcomes),
+    executionsHeartbeat: (input: Parameters<typeof executions.executionsHeartbeat>[1]) => executions.executionsHeartbeat(pool, input),
+    executionsRelease: (claims: Parameters<typeof executions.executionsRelease>[1]) => executions.executionsRelease(pool, claims),
+    executionsLeaseExpired: (limit: number) => executions.executionsLeaseExpired(pool, limit),
+    executionsWaitingPage: (input: Parameters<typeof executions.executionsWaitingPage>[1]) => executions.executionsWaitingPage(pool, input),
+    executionsWaiting: (ids: readonly string[]) => executions.executionsWaiting(pool, ids),
+    // executions: commands and reads
+    executionTrigger: (input: Parameters<typeof commands.executionTrigger>[1]) => commands.executionTrigger(pool, input),
+    executionsEnqueueMany: (input: Parameters<typeof commands.executionsEnqueueMany>[1]) => commands.executionsEnqueueMany(pool, input),
+    executionCancel: (id: string) => commands.executionCancel(pool, id),
+    executionReplay: (id: string) => commands.executionReplay(pool, id),
+    executionGet: (id: string) => reads.executionGet(pool, id),
+    executionList: (filter: reads.ExecutionListFilter) => reads.executionList(pool, filter),
+    executionStats: () => reads.executionStats(pool),
+    // workers
+    workerUpsert: (info: Parameters<typeof workers.workerUpsert>[1]) => workers.workerUpsert(pool, info),
+    workerListActive: (activeWithinMs: number) => workers.workerListActive(pool, activeWithinMs),
+    workerRemove: (id: string) => workers.workerRemove(pool, id),
+    workersPrune: (olderThanMs: number) => workers.workersPrune(pool, olderThanMs),
+    /** True when the database answers. */
+    ping: async () => {
+      await pool.query('SELECT 1');
+      return true;
+    },
+  };
+  return store satisfies TickStore & WorkerStore & RecoveryStore & CommandStore;
+}

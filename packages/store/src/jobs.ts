@@ -1,0 +1,209 @@
+/** @module jobs — all SQL on the jobs table: insert, read, list, status changes, delete, and the tick's claim. */
+import { ConflictError, type ChangedExecution, type FirePlan, type Job, type JobSpec, type MaterialiseResult } from '@jobs/core';
+import type pg from 'pg';
+import { CREATED_COLUMNS, JOB_COLUMNS, toCreated, toJob } from './rows';
+
+export interface JobListFilter {
+  status?: Job['status'];
+  /** Keyset cursor: jobs with id below this (the list is newest first). */
+  before?: string;
+  limit: number;
+}
+
+export async function jobInsert(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null }): Promise<Job> {
+  try {
+    const { rows } = await pool.query(
+      `INSERT INTO jobs (name, cron_expr, timezone, run_at, command, handler, payload, status, max_retries,
+         backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
+         misfire_deadline_ms, lane, priority, next_run_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+       RETURNING ${JOB_COLUMNS}`,
+      [
+        spec.name, spec.cronExpr, spec.timezone, spec.runAt, spec.command, spec.handler, JSON.stringify(spec.payload ?? null),
+        spec.status ?? 'active', spec.maxRetries, spec.backoff.baseMs, spec.backoff.factor, spec.backoff.maxMs,
+        spec.backoff.jitter, spec.timeoutMs, spec.overlap, spec.misfire, spec.catchUpMax, spec.misfireDeadlineMs,
+        spec.lane, spec.priority, spec.nextRunAt,
+      ],
+    );
+    return toJob(rows[0]);
+  } catch (error) {
+    if ((error as { code?: string }).code === '23505') {
+      throw new ConflictError(`a job named ${JSON.stringify(spec.name)} already exists`);
+    }
+    throw error;
+  }
+}
+
+export async function jobGet(pool: pg.Pool, id: string): Promise<Job | null> {
+  if (!isId(id)) return null;
+  const { rows } = await pool.query(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 AND deleted_at IS NULL`, [id]);
+  return rows[0] ? toJob(rows[0]) : null;
+}
+
+/** Newest first, keyset-paginated by id so pages stay stable while jobs are added. */
+export async function jobList(pool: pg.Pool, filter: JobListFilter): Promise<Job[]> {
+  const { rows } = await pool.query(
+    `SELECT ${JOB_COLUMNS} FROM jobs
+     WHERE deleted_at IS NULL AND ($1::text IS NULL OR status = $1) AND ($2::bigint IS NULL OR id < $2)
+     ORDER BY id DESC LIMIT $3`,
+    [filter.status ?? null, filter.before ?? null, filter.limit],
+  );
+  return rows.map(toJob);
+}
+
+/**
+ * Pauses or resumes. Pausing also cancels the scheduled runs already materialised ahead (queued cron/once rows),
+ * since "paused" means nothing new starts; manual runs and retries in flight are left alone.
+ */
+export async function jobSetStatus(
+  pool: pg.Pool,
+  input: { id: string; status: Job['status']; nextRunAt: Date | null },
+): Promise<{ job: Job; cancelled: ChangedExecution[] } | null> {
+  if (!isId(input.id)) return null;
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const updated = await client.query(
+      `UPDATE jobs SET status = $2, next_run_at = $3, updated_at = now()
+       WHERE id = $1 AND deleted_at IS NULL RETURNING ${JOB_COLUMNS}`,
+      [input.id, input.status, input.nextRunAt],
+    );
+    if (updated.rowCount === 0) {
+      await client.query('ROLLBACK');
+      return null;
+    }
+    let cancelled: ChangedExecution[] = [];
+    if (input.status === 'paused') {
+      cancelled = await cancelLive(client, input.id, `trigger IN ('cron', 'once') AND status = 'queued'`, 'job paused');
+    }
+    await client.query('COMMIT');
+    return { job: toJob(updated.rows[0]), cancelled };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Soft delete: no further runs, live executions cancelled (running ones are killed by their worker), history kept. */
+export async function jobDelete(pool: pg.Pool, id: string): Promise<{ cancelled: ChangedExecution[] } | null> {
+  if (!isId(id)) return null;
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const deleted = await client.query(
+      `UPDATE jobs SET deleted_at = now(), next_run_at = NULL, status = 'paused', updated_at = now()
+       WHERE id = $1 AND deleted_at IS NULL`,
+      [id],
+    );
+    if (deleted.rowCount === 0) {
+      await client.query('ROLLBACK');
+      return null;
+    }
+    const cancelled = await cancelLive(client, id, `status IN ('queued', 'retrying', 'running')`, 'job deleted');
+    await client.query('COMMIT');
+    return { cancelled };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+async function cancelLive(client: pg.PoolClient, jobId: string, where: string, reason: string): Promise<ChangedExecution[]> {
+  // `where` is one of two constant fragments above, never user input.
+  const { rows } = await client.query(
+    `WITH target AS (
+       SELECT id, status FROM executions WHERE job_id = $1 AND ${where} FOR UPDATE
+     )
+     UPDATE executions e SET status = 'cancelled', finished_at = now(), error = $2, lease_expires_at = NULL
+     FROM target t WHERE e.id = t.id
+     RETURNING e.id, e.job_id, e.attempt, e.lane, e.priority, e.scheduled_for, e.worker_id, t.status AS from_status`,
+    [jobId, reason],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    jobId: r.job_id,
+    attempt: r.attempt,
+    lane: r.lane,
+    priority: r.priority,
+    dueAt: r.scheduled_for,
+    workerId: r.worker_id,
+    from: r.from_status,
+    to: 'cancelled' as const,
+  }));
+}
+
+/**
+ * The tick's transaction. SKIP LOCKED lets concurrent ticks split the due jobs instead of waiting on each other;
+ * the unique (job_id, scheduled_for) index makes a fire time that two ticks both planned land once.
+ */
+export async function jobsMaterialiseDue(
+  pool: pg.Pool,
+  input: { horizon: Date; limit: number; plan: (job: Job) => FirePlan },
+): Promise<MaterialiseResult> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const due = await client.query(
+      `SELECT ${JOB_COLUMNS} FROM jobs
+       WHERE status = 'active' AND deleted_at IS NULL AND next_run_at IS NOT NULL AND next_run_at <= $1
+       ORDER BY next_run_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [input.horizon, input.limit],
+    );
+    if (due.rows.length === 0) {
+      await client.query('COMMIT');
+      return { jobs: 0, created: [], droppedMisfires: 0 };
+    }
+    const jobs = due.rows.map(toJob);
+    const fireJobIds: string[] = [];
+    const fireTimes: Date[] = [];
+    const fireTriggers: string[] = [];
+    const nextIds: string[] = [];
+    const nextTimes: (Date | null)[] = [];
+    let droppedMisfires = 0;
+    for (const job of jobs) {
+      const plan = input.plan(job);
+      droppedMisfires += plan.droppedMisfires;
+      for (const fire of plan.fires) {
+        fireJobIds.push(job.id);
+        fireTimes.push(fire.scheduledFor);
+        fireTriggers.push(job.cronExpr ? 'cron' : 'once');
+      }
+      nextIds.push(job.id);
+      nextTimes.push(plan.nextRunAt);
+    }
+    let created: MaterialiseResult['created'] = [];
+    if (fireJobIds.length > 0) {
+      const inserted = await client.query(
+        `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for)
+         SELECT f.job_id, f.trigger, 'queued', j.lane, j.priority, f.scheduled_for
+         FROM unnest($1::bigint[], $2::timestamptz[], $3::text[]) AS f(job_id, scheduled_for, trigger)
+         JOIN jobs j ON j.id = f.job_id
+         ON CONFLICT (job_id, scheduled_for) WHERE trigger IN ('cron', 'once') DO NOTHING
+         RETURNING ${CREATED_COLUMNS}`,
+        [fireJobIds, fireTimes, fireTriggers],
+      );
+      created = inserted.rows.map(toCreated);
+    }
+    await client.query(
+      `UPDATE jobs SET next_run_at = n.next_run_at
+       FROM unnest($1::bigint[], $2::timestamptz[]) AS n(id, next_run_at) WHERE jobs.id = n.id`,
+      [nextIds, nextTimes],
+    );
+    await client.query('COMMIT');
+    return { jobs: jobs.length, created, droppedMisfires };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Ids are positive bigints; anything else cannot name a row (and must not reach a ::bigint cast as an error). */
+export function isId(id: string): boolean {
+  return /^[1-9][0-9]{0,17}$/.test(id);
+}

@@ -1,0 +1,100 @@
+/** @module rows — maps PostgreSQL rows to domain objects (ids stay strings: bigint does not fit a JS number). */
+import type { Execution, Job, Lane, QueueItem, WorkerInfo } from '@jobs/core';
+import type { CreatedExecution } from '@jobs/core';
+
+export const JOB_COLUMNS = `id, name, cron_expr, timezone, run_at, command, handler, payload, status, max_retries,
+  backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
+  misfire_deadline_ms, lane, priority, next_run_at, created_at, updated_at,
+  (SELECT x.started_at FROM executions x
+    WHERE x.job_id = jobs.id AND x.started_at IS NOT NULL ORDER BY x.id DESC LIMIT 1) AS last_run_at`;
+
+export function toJob(r: any): Job {
+  return {
+    id: r.id,
+    name: r.name,
+    cronExpr: r.cron_expr,
+    timezone: r.timezone,
+    runAt: r.run_at,
+    command: r.command,
+    handler: r.handler,
+    payload: r.payload,
+    status: r.status,
+    maxRetries: r.max_retries,
+    backoff: { baseMs: r.backoff_base_ms, factor: r.backoff_factor, maxMs: r.backoff_max_ms, jitter: r.backoff_jitter },
+    timeoutMs: r.timeout_ms,
+    overlap: r.overlap,
+    misfire: r.misfire,
+    catchUpMax: r.catch_up_max,
+    misfireDeadlineMs: r.misfire_deadline_ms === null ? null : Number(r.misfire_deadline_ms),
+    lane: r.lane,
+    priority: r.priority,
+    nextRunAt: r.next_run_at,
+    lastRunAt: r.last_run_at ?? null,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export const EXECUTION_COLUMNS = `id, job_id, scheduled_for, attempt, coalesce(root_id, id) AS root_id, retry_of, trigger,
+  status, lane, priority, payload, worker_id, lease_expires_at, queued_at, started_at, finished_at, exit_code, output,
+  error, duration_ms`;
+
+export function toExecution(r: any): Execution {
+  return {
+    id: r.id,
+    jobId: r.job_id,
+    scheduledFor: r.scheduled_for,
+    attempt: r.attempt,
+    rootId: r.root_id,
+    retryOf: r.retry_of,
+    trigger: r.trigger,
+    status: r.status,
+    lane: r.lane,
+    priority: r.priority,
+    payload: r.payload,
+    workerId: r.worker_id,
+    leaseExpiresAt: r.lease_expires_at,
+    queuedAt: r.queued_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    exitCode: r.exit_code,
+    output: r.output,
+    error: r.error,
+    durationMs: r.duration_ms,
+  };
+}
+
+/** Columns for a freshly created row, as `toCreated` reads them. */
+export const CREATED_COLUMNS = 'id, job_id, attempt, trigger, status, lane, priority, scheduled_for';
+
+export function toCreated(r: any): CreatedExecution {
+  return {
+    id: r.id,
+    jobId: r.job_id,
+    attempt: r.attempt,
+    trigger: r.trigger,
+    status: r.status,
+    lane: r.lane as Lane,
+    priority: r.priority,
+    scheduledFor: r.scheduled_for,
+    dueAt: r.scheduled_for,
+  };
+}
+
+export function toQueueItem(r: any): QueueItem {
+  return { id: r.id, lane: r.lane, priority: r.priority, dueAt: r.scheduled_for };
+}
+
+export function toWorker(r: any): WorkerInfo {
+  return {
+    id: r.id,
+    kind: r.kind,
+    host: r.host,
+    lanes: r.lanes,
+    concurrency: r.concurrency,
+    inFlight: r.in_flight,
+    version: r.version,
+    startedAt: r.started_at,
+    lastHeartbeatAt: r.last_heartbeat_at,
+  };
+}

@@ -1,0 +1,141 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createJob, triggerJob, cancelExecution, replayExecution } from '@jobs/core';
+import { createTestEnv, eventually, type TestEnv } from './support/env';
+import { engine } from './support/engine';
+import { jobSpec } from './support/fixtures';
+
+let env: TestEnv;
+let e: ReturnType<typeof engine>;
+
+beforeEach(async () => {
+  env = await createTestEnv('engine');
+  e = engine(env);
+});
+afterEach(async () => {
+  await e.stopAll();
+  await env.cleanup();
+});
+
+const statusOf = async (id: string) => (await env.store.executionGet(id))?.status;
+
+describe('execution lifecycle', () => {
+  it('runs a triggered shell command and records its output, exit code and duration', async () => {
+    const job = await createJob(e.deps, jobSpec({ handler: null, command: 'echo hello; echo oops >&2' }));
+    const { execution } = await triggerJob(e.deps, { jobId: job.id });
+    await e.worker();
+    await eventually(async () => (await statusOf(execution.id)) === 'succeeded');
+    const done = await env.store.executionGet(execution.id);
+    expect(done).toMatchObject({ status: 'succeeded', exitCode: 0, attempt: 1, error: null });
+    expect(done!.output).toContain('hello');
+    expect(done!.output).toContain('oops');
+    expect(done!.durationMs).toBeGreaterThanOrEqual(0);
+    expect(done!.workerId).toMatch(/^test-/);
+    expect(e.transitions.filter((t) => t.executionId === execution.id).map((t) => `${t.from}->${t.to}`)).toEqual([
+      'null->queued',
+      'queued->running',
+      'running->succeeded',
+    ]);
+    // Nothing left in Redis for it.
+    const depth = await env.queue.depth();
+    expect(depth.short).toEqual({ ready: 0, delayed: 0, running: 0, dead: 0 });
+  });
+
+  it('retries a failing command with growing delays and dead-letters it after max_retries', async () => {
+    const job = await createJob(
+      e.deps,
+      jobSpec({ handler: null, command: 'exit 3', maxRetries: 2, backoff: { baseMs: 200, factor: 2, maxMs: 10_000, jitter: 'none' } }),
+    );
+    const { execution } = await triggerJob(e.deps, { jobId: job.id });
+    await e.worker();
+    const chain = await eventually(async () => {
+      const list = await env.store.executionList({ jobId: job.id, limit: 10 });
+      return list.length === 3 && list.every((x) => ['failed', 'dead'].includes(x.status)) ? list.reverse() : null;
+    });
+    expect(chain.map((x) => [x.attempt, x.status, x.trigger, x.exitCode])).toEqual([
+      [1, 'failed', 'manual', 3],
+      [2, 'failed', 'retry', 3],
+      [3, 'dead', 'retry', 3],
+    ]);
+    expect(chain[1]!.retryOf).toBe(execution.id);
+    expect(chain[2]!.rootId).toBe(execution.id);
+    // Delays grow: attempt 2 waited >= 200 ms after attempt 1 ended, attempt 3 >= 400 ms after attempt 2.
+    const gap1 = chain[1]!.startedAt!.getTime() - chain[0]!.finishedAt!.getTime();
+    const gap2 = chain[2]!.startedAt!.getTime() - chain[1]!.finishedAt!.getTime();
+    expect(gap1).toBeGreaterThanOrEqual(190);
+    expect(gap2).toBeGreaterThanOrEqual(390);
+    expect(await env.queue.deadIds('short')).toEqual([chain[2]!.id]);
+  });
+
+  it('kills a command that exceeds its timeout, including its children, and counts it as a failure', async () => {
+    const job = await createJob(e.deps, jobSpec({ handler: null, command: 'sleep 30 & sleep 30; echo never', timeoutMs: 300, maxRetries: 0 }));
+    const { execution } = await triggerJob(e.deps, { jobId: job.id });
+    await e.worker();
+    await eventually(async () => (await statusOf(execution.id)) === 'dead');
+    const done = await env.store.executionGet(execution.id);
+    expect(done!.error).toMatch(/timed out after 300 ms/);
+    expect(done!.durationMs).toBeLessThan(5000);
+  });
+
+  it('caps captured output and marks the truncation', async () => {
+    const job = await createJob(e.deps, jobSpec({ handler: null, command: 'head -c 200000 /dev/zero | tr "\\0" a' }));
+    const { execution } = await triggerJob(e.deps, { jobId: job.id });
+    await e.worker();
+    await eventually(async () => (await statusOf(execution.id)) === 'succeeded');
+    const done = await env.store.executionGet(execution.id);
+    expect(done!.output!.length).toBeLessThan(64 * 1024 + 200);
+    expect(done!.output).toMatch(/\[output truncated: 134464 more bytes not captured\]$/);
+  });
+
+  it('does not let a slow job block the others', async () => {
+    const slow = await createJob(e.deps, jobSpec({ handler: 'sleep', payload: { ms: 3000 } }));
+    const fast = await createJob(e.deps, jobSpec({ handler: 'noop' }));
+    await e.worker({ concurrency: 2 });
+    const s = await triggerJob(e.deps, { jobId: slow.id });
+    await eventually(async () => (await statusOf(s.execution.id)) === 'running');
+    const f = await triggerJob(e.deps, { jobId: fast.id });
+    await eventually(async () => (await statusOf(f.execution.id)) === 'succeeded', 2000);
+    expect(await statusOf(s.execution.id)).toBe('running');
+  });
+
+  it('cancels a queued attempt and a running one (killing its command)', async () => {
+    const job = await createJob(e.deps, jobSpec({ handler: null, command: 'sleep 20' }));
+    const queued = await triggerJob(e.deps, { jobId: job.id });
+    expect((await cancelExecution(e.deps, queued.execution.id)).cancelled).toBe(true);
+    expect((await env.queue.depth()).short.ready).toBe(0);
+
+    const worker = await e.worker();
+    const running = await triggerJob(e.deps, { jobId: job.id });
+    await eventually(async () => (await statusOf(running.execution.id)) === 'running');
+    // Cancels reach the worker through its heartbeat here (no pub/sub subscription in this in-process worker).
+    await cancelExecution(e.deps, running.execution.id);
+    await worker.heartbeat();
+    await eventually(() => worker.inFlight === 0, 5000);
+    const done = await env.store.executionGet(running.execution.id);
+    expect(done).toMatchObject({ status: 'cancelled', error: 'cancelled by request' });
+    expect(await cancelExecution(e.deps, running.execution.id)).toEqual({ cancelled: false, status: 'cancelled' });
+  });
+
+  it('replays a dead execution as a new attempt chain and clears it from the dead-letter list', async () => {
+    let calls = 0;
+    const job = await createJob(e.deps, jobSpec({ handler: 'flaky', maxRetries: 0 }));
+    await e.worker({ handlers: { flaky: () => { if (calls++ === 0) throw new Error('first call fails'); return 'ok'; } } });
+    const { execution } = await triggerJob(e.deps, { jobId: job.id, payload: { n: 1 } });
+    await eventually(async () => (await statusOf(execution.id)) === 'dead');
+    expect(await env.queue.deadIds('short')).toEqual([execution.id]);
+    const replay = await replayExecution(e.deps, execution.id);
+    expect(replay.execution).toMatchObject({ trigger: 'replay', attempt: 1 });
+    await eventually(async () => (await statusOf(replay.execution!.id)) === 'succeeded');
+    const again = await env.store.executionGet(replay.execution!.id);
+    expect(again).toMatchObject({ retryOf: execution.id, payload: { n: 1 }, output: 'ok' });
+    expect(await env.queue.deadIds('short')).toEqual([]);
+    expect((await replayExecution(e.deps, replay.execution!.id)).execution).toBeNull();
+  });
+
+  it('returns the same execution for a repeated idempotency key', async () => {
+    const job = await createJob(e.deps, jobSpec());
+    const first = await triggerJob(e.deps, { jobId: job.id, idempotencyKey: 'abc' });
+    const second = await triggerJob(e.deps, { jobId: job.id, idempotencyKey: 'abc' });
+    expect(first.created).toBe(true);
+    expect(second).toEqual({ execution: first.execution, created: false });
+  });
+});

@@ -1,0 +1,353 @@
+/**
+ * Stand-ins for the SST globals ($config, $app, $dev, sst.*, aws.*, $interpolate, ...) that record every
+ * component constructed, with its name and args, so a test can assert the resource graph of sst.config.ts
+ * without AWS, Pulumi or `sst install`. Outputs are always known here: a FakeOutput holds its value.
+ *
+ * @example
+ * const { graph, outputs } = await evaluateSstConfig({ stage: "production", dev: false });
+ * graph.one("sst.aws.Function", "Worker").args.timeout // "900 seconds"
+ */
+import { vi } from "vitest";
+
+/** Component args are whatever the infra code passed; tests read them field by field. */
+export type Args = Record<string, any>;
+
+/** One constructed component, or one call of a method that creates resources (route, subscribe). */
+export interface Recorded {
+  kind: string;
+  name: string;
+  args: Args;
+  opts: unknown;
+  instance: object;
+}
+
+/** The values a deployed stage would report; passwords carry URL delimiters on purpose. */
+export const FAKE = {
+  postgres: {
+    instanceHost: "database.instance.rds.test",
+    proxyHost: "database.proxy.rds.test",
+    port: 5432,
+    username: "postgres",
+    password: "pg/Pa55:word",
+    database: "jobs_scheduler",
+  },
+  redis: {
+    host: "redis.cache.test",
+    port: 6379,
+    username: "default",
+    password: "r3d!s#auth&token^<>-",
+  },
+  apiUrl: "https://api.execute-api.test",
+};
+
+/** A resolved stand-in for a Pulumi Output. */
+export class FakeOutput<T> {
+  constructor(readonly value: T) {}
+
+  apply<U>(fn: (value: T) => U | FakeOutput<U>): FakeOutput<U> {
+    return fakeOutput(fn(this.value));
+  }
+}
+
+function fakeOutput<T>(value: T | FakeOutput<T>): FakeOutput<T> {
+  return value instanceof FakeOutput ? value : new FakeOutput(value);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+}
+
+/** Unwraps FakeOutputs, also inside plain objects and arrays (like Pulumi's `output()`); instances stay. */
+export function resolve(value: unknown): unknown {
+  if (value instanceof FakeOutput) return resolve(value.value);
+  if (Array.isArray(value)) return value.map(resolve);
+  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(v)]));
+  return value;
+}
+
+interface Scenario {
+  stage: string;
+  /** true for `sst dev`, false for `sst deploy`. */
+  dev: boolean;
+}
+
+let recorded: Recorded[] = [];
+
+class FakeComponent {
+  /** Whether this component was built under `sst dev`; captured so later scenarios do not leak in. */
+  protected readonly devMode: boolean;
+
+  constructor(
+    readonly kind: string,
+    readonly logicalName: string,
+    readonly args: Args,
+    opts?: unknown,
+  ) {
+    this.devMode = currentScenario().dev;
+    recorded.push({ kind, name: logicalName, args, opts, instance: this });
+  }
+
+  /** The physical name the way SST derives it: app, stage and logical name. */
+  protected physicalName() {
+    return fakeOutput(`jobs-scheduler-${currentScenario().stage}-${this.logicalName}`);
+  }
+}
+
+class FakeVpc extends FakeComponent {
+  constructor(name: string, args: Args = {}, opts?: unknown) {
+    super("sst.aws.Vpc", name, args, opts);
+  }
+  get id() {
+    return fakeOutput(`vpc-${this.logicalName}`);
+  }
+}
+
+class FakePostgres extends FakeComponent {
+  constructor(name: string, args: Args, opts?: unknown) {
+    super("sst.aws.Postgres", name, args, opts);
+  }
+  private get local(): Args | undefined {
+    return this.devMode ? this.args.dev : undefined;
+  }
+  // Like the component: the proxy endpoint when the proxy is on, the dev block in `sst dev`.
+  get host() {
+    if (this.local) return fakeOutput(this.local.host ?? "localhost");
+    return fakeOutput(resolve(this.args.proxy) ? FAKE.postgres.proxyHost : FAKE.postgres.instanceHost);
+  }
+  get port() {
+    return fakeOutput(this.local ? (this.local.port ?? 5432) : FAKE.postgres.port);
+  }
+  get username() {
+    return fakeOutput(this.local?.username ?? this.args.username ?? FAKE.postgres.username);
+  }
+  get password() {
+    return fakeOutput(this.local ? (this.local.password ?? this.args.password ?? "") : FAKE.postgres.password);
+  }
+  get database() {
+    return fakeOutput(this.local?.database ?? this.args.database ?? FAKE.postgres.database);
+  }
+  get nodes() {
+    return { instance: this.local ? undefined : { address: fakeOutput(FAKE.postgres.instanceHost) } };
+  }
+}
+
+class FakeRedis extends FakeComponent {
+  constructor(name: string, args: Args, opts?: unknown) {
+    super("sst.aws.Redis", name, args, opts);
+  }
+  private get local(): Args | undefined {
+    return this.devMode ? this.args.dev : undefined;
+  }
+  get host() {
+    return fakeOutput(this.local ? (this.local.host ?? "localhost") : FAKE.redis.host);
+  }
+  get port() {
+    return fakeOutput(this.local ? (this.local.port ?? 6379) : FAKE.redis.port);
+  }
+  get username() {
+    return fakeOutput(this.local?.username ?? FAKE.redis.username);
+  }
+  get password() {
+    return fakeOutput(this.local ? (this.local.password ?? "") : FAKE.redis.password);
+  }
+}
+
+class FakeSecret extends FakeComponent {
+  constructor(name: string, placeholder?: unknown) {
+    super("sst.Secret", name, { placeholder });
+  }
+  get value() {
+    return fakeOutput(`value-of-secret-${this.logicalName}`);
+  }
+}
+
+class FakeBus extends FakeComponent {
+  constructor(name: string, args: Args = {}, opts?: unknown) {
+    super("sst.aws.Bus", name, args, opts);
+  }
+  get name() {
+    return this.physicalName();
+  }
+  get arn() {
+    return fakeOutput(`arn:aws:events:us-east-1:123456789012:event-bus/${this.logicalName}`);
+  }
+  subscribe(name: string, subscriber: unknown, args: Args = {}) {
+    recorded.push({ kind: "sst.aws.Bus.subscribe", name, args: { ...args, bus: this, subscriber }, opts: undefined, instance: {} });
+    return {};
+  }
+}
+
+class FakeFunction extends FakeComponent {
+  constructor(name: string, args: Args, opts?: unknown) {
+    super("sst.aws.Function", name, args, opts);
+  }
+  get name() {
+    return this.physicalName();
+  }
+  get arn() {
+    return fakeOutput(`arn:aws:lambda:us-east-1:123456789012:function:${this.logicalName}`);
+  }
+}
+
+class FakeApiGatewayV2 extends FakeComponent {
+  constructor(name: string, args: Args = {}, opts?: unknown) {
+    super("sst.aws.ApiGatewayV2", name, args, opts);
+  }
+  get url() {
+    return fakeOutput(FAKE.apiUrl);
+  }
+  route(route: string, handler: unknown, args: Args = {}) {
+    recorded.push({ kind: "sst.aws.ApiGatewayV2.route", name: route, args: { ...args, api: this, handler }, opts: undefined, instance: {} });
+    return {};
+  }
+}
+
+function plainComponent(kind: string) {
+  return class extends FakeComponent {
+    constructor(name: string, args: Args = {}, opts?: unknown) {
+      super(kind, name, args, opts);
+    }
+  };
+}
+
+class FakeInvocation extends FakeComponent {
+  constructor(name: string, args: Args, opts?: unknown) {
+    super("aws.lambda.Invocation", name, args, opts);
+  }
+  get result() {
+    return fakeOutput("{}");
+  }
+}
+
+/** A namespace that fails loudly when the infra uses something this file has no stand-in for. */
+function strictNamespace(path: string, members: Record<string, unknown>): Record<string, unknown> {
+  return new Proxy(members, {
+    get(target, key) {
+      if (typeof key === "string" && !(key in target)) throw new Error(`no stand-in for ${path}.${key}`);
+      return Reflect.get(target, key);
+    },
+  });
+}
+
+function interpolate(strings: TemplateStringsArray, ...values: unknown[]) {
+  return fakeOutput(strings.reduce((text, part, i) => text + part + (i < values.length ? String(resolve(values[i])) : ""), ""));
+}
+
+let scenario: Scenario | undefined;
+
+function currentScenario(): Scenario {
+  if (!scenario) throw new Error("evaluateSstConfig() sets the scenario first");
+  return scenario;
+}
+
+const GLOBAL_NAMES = [
+  "$config",
+  "$app",
+  "$dev",
+  "$interpolate",
+  "$output",
+  "$resolve",
+  "$jsonStringify",
+  "$jsonParse",
+  "sst",
+  "aws",
+] as const;
+
+function installSstGlobals(current: Scenario) {
+  scenario = current;
+  recorded = [];
+  const sst = strictNamespace("sst", {
+    Secret: FakeSecret,
+    aws: strictNamespace("sst.aws", {
+      Vpc: FakeVpc,
+      Postgres: FakePostgres,
+      Redis: FakeRedis,
+      Bus: FakeBus,
+      Function: FakeFunction,
+      ApiGatewayV2: FakeApiGatewayV2,
+      Cron: plainComponent("sst.aws.Cron"),
+      CronV2: plainComponent("sst.aws.CronV2"),
+      Cluster: plainComponent("sst.aws.Cluster"),
+      Service: plainComponent("sst.aws.Service"),
+    }),
+    x: strictNamespace("sst.x", { DevCommand: plainComponent("sst.x.DevCommand") }),
+  });
+  const aws = strictNamespace("aws", {
+    lambda: strictNamespace("aws.lambda", { Invocation: FakeInvocation }),
+  });
+  Object.assign(globalThis, {
+    $config: (config: unknown) => config,
+    $dev: current.dev,
+    $interpolate: interpolate,
+    $output: fakeOutput,
+    $resolve: (values: unknown) => fakeOutput(resolve(values)),
+    $jsonStringify: (value: unknown) => fakeOutput(JSON.stringify(resolve(value))),
+    $jsonParse: (value: unknown) => fakeOutput(JSON.parse(String(resolve(value)))),
+    sst,
+    aws,
+  });
+}
+
+/** Removes every global installed by evaluateSstConfig(). */
+export function uninstallSstGlobals() {
+  for (const name of GLOBAL_NAMES) Reflect.deleteProperty(globalThis, name);
+  scenario = undefined;
+}
+
+/** The components one evaluation constructed. */
+export class ResourceGraph {
+  constructor(readonly recorded: readonly Recorded[]) {}
+
+  all(kind: string): Recorded[] {
+    return this.recorded.filter((r) => r.kind === kind);
+  }
+
+  one(kind: string, name: string): Recorded {
+    const found = this.recorded.filter((r) => r.kind === kind && r.name === name);
+    if (found.length !== 1) {
+      const known = this.all(kind).map((r) => r.name);
+      throw new Error(`expected one ${kind} "${name}", found ${found.length} (have: ${known.join(", ") || "none"})`);
+    }
+    return found[0]!;
+  }
+
+  has(kind: string, name: string): boolean {
+    return this.recorded.some((r) => r.kind === kind && r.name === name);
+  }
+}
+
+interface AppConfig {
+  name: string;
+  home: string;
+  removal?: string;
+  protect?: boolean;
+}
+
+interface SstConfig {
+  app(input: { stage: string }): AppConfig | Promise<AppConfig>;
+  run(): Promise<Record<string, unknown> | void>;
+}
+
+/**
+ * Evaluates sst.config.ts the way the SST CLI does: app() for the stage, then run() with $app set.
+ * Modules are reset first, so the infra files run again for every scenario.
+ */
+export async function evaluateSstConfig(current: Scenario) {
+  installSstGlobals(current);
+  vi.resetModules();
+  // A computed specifier keeps tsc (main tsconfig) from type-checking sst.config.ts without SST's types.
+  const specifier = new URL("../../sst.config.ts", import.meta.url).href;
+  const config = ((await import(specifier)) as { default: SstConfig }).default;
+  const app = await config.app({ stage: current.stage });
+  Object.assign(globalThis, {
+    $app: {
+      name: app.name,
+      stage: current.stage,
+      removal: app.removal ?? "retain",
+      protect: app.protect ?? false,
+      providers: {},
+    },
+  });
+  const outputs = (await config.run()) ?? {};
+  return { app, outputs, graph: new ResourceGraph(recorded) };
+}

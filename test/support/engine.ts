@@ -1,0 +1,54 @@
+/** In-process engine pieces bound to a TestEnv: a worker, a tick, the recovery passes, the commands. */
+import {
+  LANES,
+  Worker,
+  reapOnce,
+  reconcileOnce,
+  runTick,
+  systemClock,
+  type Clock,
+  type CommandDeps,
+  type Lane,
+  type WorkerOptions,
+} from '@jobs/core';
+import { BUILTIN_HANDLERS, createRunner, type Handler } from '@jobs/runner';
+import { randomBytes } from 'node:crypto';
+import { recorder, type TestEnv } from './env';
+
+export function engine(env: TestEnv, options: { clock?: Clock } = {}) {
+  const rec = recorder();
+  const clock = options.clock ?? systemClock;
+  const deps = { store: env.store, queue: env.queue, clock, sink: rec.sink, logger: rec.logger };
+  const workers: Worker[] = [];
+  return {
+    ...rec,
+    deps: deps as typeof deps & CommandDeps,
+    clock,
+    /** Starts a worker in this process; stopped by stopAll(). */
+    async worker(opts: Partial<WorkerOptions> & { handlers?: Record<string, Handler> } = {}) {
+      const worker = new Worker(
+        { ...deps, runner: createRunner({ handlers: { ...BUILTIN_HANDLERS, ...opts.handlers } }) },
+        {
+          id: `test-${randomBytes(4).toString('hex')}`,
+          kind: 'local',
+          host: 'test',
+          version: 'test',
+          lanes: opts.lanes ?? (['short', 'long'] as Lane[]),
+          concurrency: opts.concurrency ?? 10,
+          leaseMs: opts.leaseMs ?? 5000,
+          pollMs: opts.pollMs ?? 200,
+          ...opts,
+        },
+      );
+      await worker.start();
+      workers.push(worker);
+      return worker;
+    },
+    tick: (lookaheadMs = 5000, misfireGraceMs?: number) => runTick(deps, { lookaheadMs, misfireGraceMs }),
+    reap: () => reapOnce(deps, { lanes: LANES }),
+    reconcile: () => reconcileOnce(deps),
+    async stopAll(graceMs = 5000) {
+      await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs })));
+    },
+  };
+}
