@@ -1,30 +1,32 @@
 /** The resource graph of sst.config.ts under `sst dev` and `sst deploy` for the dev and production stages. */
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FAKE, FakeOutput, evaluateSstConfig, resolve, uninstallSstGlobals } from "./sst-globals";
-import type { Args, Recorded, ResourceGraph } from "./sst-globals";
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAKE, FakeOutput, evaluateSstConfig, resolve, uninstallSstGlobals } from './sst-globals';
+import type { Args, Recorded, ResourceGraph } from './sst-globals';
 
-const RUNTIME_FUNCTIONS = ["ApiHandler", "Worker", "Tick"] as const;
+/** Functions that serve traffic or run jobs; they must wait for the deploy's migrations. */
+const RUNTIME_FUNCTIONS = ['ApiHandler', 'Worker', 'Tick'] as const;
+const ALL_FUNCTIONS = [...RUNTIME_FUNCTIONS, 'Migrate'] as const;
 const CONTRACT = [
-  "DATABASE_URL",
-  "DATABASE_SSL",
-  "REDIS_URL",
-  "REDIS_CLUSTER",
-  "QUEUE_PREFIX",
-  "EVENT_BUS_NAME",
-  "SCHEDULE_INTERVAL",
-  "LOOKAHEAD",
-  "LEASE_TIMEOUT",
-  "SHORT_LANE_MAX_TIMEOUT",
+  'DATABASE_URL',
+  'DATABASE_SSL',
+  'REDIS_URL',
+  'REDIS_CLUSTER',
+  'QUEUE_PREFIX',
+  'EVENT_BUS_NAME',
+  'SCHEDULE_INTERVAL',
+  'LOOKAHEAD',
+  'LEASE_TIMEOUT',
+  'SHORT_LANE_MAX_TIMEOUT',
 ] as const;
-const WORKER_CONTRACT = ["WORKER_CONCURRENCY", "WORKER_LANES", "SHUTDOWN_GRACE"] as const;
+const WORKER_CONTRACT = ['WORKER_CONCURRENCY', 'WORKER_LANES', 'SHUTDOWN_GRACE'] as const;
 
 /** Seconds in an SST duration ("900 seconds", "5 minutes") or a runtime one ("30s", "2m"). */
 function toSeconds(text: unknown): number {
   const match = /^(\d+)\s*(s|seconds?|m|minutes?)$/.exec(String(resolve(text)));
   if (!match) throw new Error(`not a duration: ${String(text)}`);
-  return Number(match[1]) * (match[2]!.startsWith("m") ? 60 : 1);
+  return Number(match[1]) * (match[2]!.startsWith('m') ? 60 : 1);
 }
 
 function env(record: Recorded): Record<string, unknown> {
@@ -33,18 +35,18 @@ function env(record: Recorded): Record<string, unknown> {
 
 /** Runs a `transform` hook the way the component would and returns the resulting args and options. */
 function applyTransform(hook: unknown, args: Args, opts: Args = {}) {
-  if (typeof hook === "function") hook(args, opts, "name");
+  if (typeof hook === 'function') hook(args, opts, 'name');
   else if (hook) Object.assign(args, hook);
   return { args, opts };
 }
 
 const scenarios = [
-  { title: "sst dev --stage dev", stage: "dev", dev: true, production: false },
-  { title: "sst deploy --stage dev", stage: "dev", dev: false, production: false },
-  { title: "sst deploy --stage production", stage: "production", dev: false, production: true },
+  { title: 'sst dev --stage dev', stage: 'dev', dev: true, production: false },
+  { title: 'sst deploy --stage dev', stage: 'dev', dev: false, production: false },
+  { title: 'sst deploy --stage production', stage: 'production', dev: false, production: true },
 ];
 
-describe.each(scenarios)("$title", (scenario) => {
+describe.each(scenarios)('$title', (scenario) => {
   let graph: ResourceGraph;
   let outputs: Record<string, unknown>;
   let app: { removal?: string; protect?: boolean; name: string; home: string };
@@ -54,208 +56,214 @@ describe.each(scenarios)("$title", (scenario) => {
   });
   afterAll(uninstallSstGlobals);
 
-  const fn = (name: string) => graph.one("sst.aws.Function", name);
+  const fn = (name: string) => graph.one('sst.aws.Function', name);
   const instance = (kind: string, name: string) => graph.one(kind, name).instance;
-  const service = () => graph.one("sst.aws.Service", "ContainerWorker");
+  const service = () => graph.one('sst.aws.Service', 'ContainerWorker');
 
   it("names the app and applies the stage's removal policy", () => {
-    expect(app.name).toBe("jobs-scheduler");
-    expect(app.home).toBe("aws");
-    expect(app.removal).toBe(scenario.production ? "retain" : "remove");
+    expect(app.name).toBe('jobs-scheduler');
+    expect(app.home).toBe('aws');
+    expect(app.removal).toBe(scenario.production ? 'retain' : 'remove');
     expect(app.protect).toBe(scenario.production);
   });
 
-  it("defines every component", () => {
-    expect(graph.one("sst.aws.Vpc", "Vpc").args).toMatchObject({ nat: "ec2", bastion: true });
-    graph.one("sst.aws.Postgres", "Database");
-    graph.one("sst.aws.Redis", "Redis");
-    graph.one("sst.Secret", "ApiKeys");
-    graph.one("sst.aws.Bus", "Events");
-    graph.one("sst.aws.ApiGatewayV2", "Api");
-    graph.one("sst.aws.Cron", "TickSchedule");
-    graph.one("sst.aws.Cluster", "Cluster");
+  it('defines every component', () => {
+    expect(graph.one('sst.aws.Vpc', 'Vpc').args).toMatchObject({ nat: 'ec2', bastion: true });
+    graph.one('sst.aws.Postgres', 'Database');
+    graph.one('sst.aws.Redis', 'Redis');
+    graph.one('sst.Secret', 'ApiKeys');
+    graph.one('sst.aws.Bus', 'Events');
+    graph.one('sst.aws.ApiGatewayV2', 'Api');
+    graph.one('sst.aws.Cron', 'TickSchedule');
+    graph.one('sst.aws.Cluster', 'Cluster');
     service();
-    expect(fn("ApiHandler").args.handler).toBe("functions/api.handler");
-    expect(fn("Worker").args.handler).toBe("functions/worker.handler");
-    expect(fn("Tick").args.handler).toBe("functions/tick.handler");
-    expect(fn("Migrate").args.handler).toBe("functions/migrate.handler");
+    expect(fn('ApiHandler').args.handler).toBe('functions/api.handler');
+    expect(fn('Worker').args.handler).toBe('functions/worker.handler');
+    expect(fn('Tick').args.handler).toBe('functions/tick.handler');
+    expect(fn('Migrate').args.handler).toBe('functions/migrate.handler');
   });
 
-  it("puts every function, the service and both data stores in the VPC", () => {
-    const vpc = instance("sst.aws.Vpc", "Vpc");
-    for (const f of graph.all("sst.aws.Function")) {
+  it('puts every function, the service and both data stores in the VPC', () => {
+    const vpc = instance('sst.aws.Vpc', 'Vpc');
+    for (const f of graph.all('sst.aws.Function')) {
       expect(f.args.vpc, f.name).toBe(vpc);
-      expect(f.args.runtime, f.name).toBe("nodejs22.x");
+      expect(f.args.runtime, f.name).toBe('nodejs22.x');
     }
-    expect(graph.one("sst.aws.Cluster", "Cluster").args.vpc).toBe(vpc);
-    expect(service().args.cluster).toBe(instance("sst.aws.Cluster", "Cluster"));
-    expect(graph.one("sst.aws.Postgres", "Database").args.vpc).toBe(vpc);
-    expect(graph.one("sst.aws.Redis", "Redis").args.vpc).toBe(vpc);
+    expect(graph.one('sst.aws.Cluster', 'Cluster').args.vpc).toBe(vpc);
+    expect(service().args.cluster).toBe(instance('sst.aws.Cluster', 'Cluster'));
+    expect(graph.one('sst.aws.Postgres', 'Database').args.vpc).toBe(vpc);
+    expect(graph.one('sst.aws.Redis', 'Redis').args.vpc).toBe(vpc);
   });
 
-  it("links each runtime to what it uses, and only the API to the secret", () => {
-    const db = instance("sst.aws.Postgres", "Database");
-    const redis = instance("sst.aws.Redis", "Redis");
-    const bus = instance("sst.aws.Bus", "Events");
-    const secret = instance("sst.Secret", "ApiKeys");
-    for (const runtime of [...RUNTIME_FUNCTIONS.map(fn), service()]) {
+  it('links each runtime to what it uses, and only the API to the secret', () => {
+    const db = instance('sst.aws.Postgres', 'Database');
+    const redis = instance('sst.aws.Redis', 'Redis');
+    const bus = instance('sst.aws.Bus', 'Events');
+    const secret = instance('sst.Secret', 'ApiKeys');
+    for (const runtime of [...ALL_FUNCTIONS.map(fn), service()]) {
       const link = runtime.args.link as unknown[];
       for (const resource of [db, redis, bus]) expect(link.includes(resource), runtime.name).toBe(true);
-      expect(link.includes(secret), runtime.name).toBe(runtime.name === "ApiHandler");
+      expect(link.includes(secret), runtime.name).toBe(runtime.name === 'ApiHandler');
     }
-    expect(fn("Migrate").args.link).toEqual([db]);
   });
 
-  it("gives every runtime the environment contract as plain strings", () => {
-    const busName = resolve((instance("sst.aws.Bus", "Events") as { name: unknown }).name);
-    for (const runtime of [...RUNTIME_FUNCTIONS.map(fn), service()]) {
+  it('gives every runtime the environment contract as plain strings', () => {
+    const busName = resolve((instance('sst.aws.Bus', 'Events') as { name: unknown }).name);
+    for (const runtime of [...ALL_FUNCTIONS.map(fn), service()]) {
       const vars = env(runtime);
-      for (const key of CONTRACT) expect(typeof vars[key], `${runtime.name} ${key}`).toBe("string");
-      for (const value of Object.values(vars)) expect(typeof value).toBe("string");
-      expect(vars.QUEUE_PREFIX).toBe("{jobs}");
+      for (const key of CONTRACT) expect(typeof vars[key], `${runtime.name} ${key}`).toBe('string');
+      for (const value of Object.values(vars)) expect(typeof value).toBe('string');
+      expect(vars.QUEUE_PREFIX).toBe('{jobs}');
       expect(vars.EVENT_BUS_NAME).toBe(busName);
-      expect(vars.LEASE_TIMEOUT).toBe("30s");
-      expect(vars.SHORT_LANE_MAX_TIMEOUT).toBe("600s");
-      expect("API_KEYS" in vars, runtime.name).toBe(runtime.name === "ApiHandler");
+      expect(vars.LEASE_TIMEOUT).toBe('30s');
+      expect(vars.SHORT_LANE_MAX_TIMEOUT).toBe('600s');
+      expect('API_KEYS' in vars, runtime.name).toBe(runtime.name === 'ApiHandler');
     }
-    expect(env(fn("ApiHandler")).API_KEYS).toBe(resolve((instance("sst.Secret", "ApiKeys") as { value: unknown }).value));
-    for (const worker of [fn("Worker"), service()]) {
+    expect(env(fn('ApiHandler')).API_KEYS).toBe(
+      resolve((instance('sst.Secret', 'ApiKeys') as { value: unknown }).value),
+    );
+    for (const worker of [fn('Worker'), service()]) {
       const vars = env(worker);
-      for (const key of WORKER_CONTRACT) expect(typeof vars[key], `${worker.name} ${key}`).toBe("string");
+      for (const key of WORKER_CONTRACT) expect(typeof vars[key], `${worker.name} ${key}`).toBe('string');
       expect(Number(vars.WORKER_CONCURRENCY)).toBeGreaterThan(0);
     }
-    expect(env(fn("Worker")).WORKER_LANES).toBe("short");
-    expect(env(service()).WORKER_LANES).toBe("long,short");
-    expect(env(fn("Tick")).WORKER_LANES).toBeUndefined();
+    expect(env(fn('Worker')).WORKER_LANES).toBe('short');
+    expect(env(service()).WORKER_LANES).toBe('long,short');
+    expect(env(fn('Tick')).WORKER_LANES).toBeUndefined();
   });
 
   it("passes the runtime's own configuration check in every runtime", async () => {
-    const { loadConfig } = await import("../../functions/config");
-    for (const runtime of [...RUNTIME_FUNCTIONS.map(fn), service()]) {
+    const { loadConfig } = await import('../../functions/config');
+    for (const runtime of [...ALL_FUNCTIONS.map(fn), service()]) {
       const config = loadConfig(env(runtime) as NodeJS.ProcessEnv);
       expect(config.redisCluster, runtime.name).toBe(!scenario.dev);
     }
-    expect(loadConfig(env(fn("Migrate")) as NodeJS.ProcessEnv).databaseUrl).toBe(env(fn("Migrate")).DATABASE_URL);
-    expect(loadConfig(env(fn("ApiHandler")) as NodeJS.ProcessEnv).apiKeys.length).toBeGreaterThan(0);
+    expect(loadConfig(env(fn('ApiHandler')) as NodeJS.ProcessEnv).apiKeys.length).toBeGreaterThan(0);
   });
 
   it("routes the API gateway's $default route to the api function", () => {
-    const routes = graph.all("sst.aws.ApiGatewayV2.route");
-    expect(routes.map((r) => r.name)).toEqual(["$default"]);
+    const routes = graph.all('sst.aws.ApiGatewayV2.route');
+    expect(routes.map((r) => r.name)).toEqual(['$default']);
     const route = routes[0]!;
-    expect(route.args.api).toBe(instance("sst.aws.ApiGatewayV2", "Api"));
-    expect(resolve(route.args.handler)).toBe(resolve((instance("sst.aws.Function", "ApiHandler") as { arn: unknown }).arn));
+    expect(route.args.api).toBe(instance('sst.aws.ApiGatewayV2', 'Api'));
+    expect(resolve(route.args.handler)).toBe(
+      resolve((instance('sst.aws.Function', 'ApiHandler') as { arn: unknown }).arn),
+    );
   });
 
   it("subscribes the worker Lambda to the bus's work-available events", () => {
-    const subscription = graph.one("sst.aws.Bus.subscribe", "WorkAvailable");
-    expect(subscription.args.bus).toBe(instance("sst.aws.Bus", "Events"));
-    expect(subscription.args.subscriber).toBe(instance("sst.aws.Function", "Worker"));
-    expect(resolve(subscription.args.pattern)).toEqual({ source: ["jobs.scheduler"], detailType: ["work-available"] });
+    const subscription = graph.one('sst.aws.Bus.subscribe', 'WorkAvailable');
+    expect(subscription.args.bus).toBe(instance('sst.aws.Bus', 'Events'));
+    expect(subscription.args.subscriber).toBe(instance('sst.aws.Function', 'Worker'));
+    expect(resolve(subscription.args.pattern)).toEqual({ source: ['jobs.scheduler'], detailType: ['work-available'] });
   });
 
-  it("runs the tick Lambda every minute", () => {
-    const cron = graph.one("sst.aws.Cron", "TickSchedule");
-    expect(cron.args.schedule).toBe("rate(1 minute)");
-    expect(cron.args.function ?? cron.args.job).toBe(instance("sst.aws.Function", "Tick"));
-    expect(toSeconds(fn("Tick").args.timeout)).toBe(60);
-    const vars = env(fn("Tick"));
+  it('runs the tick Lambda every minute', () => {
+    const cron = graph.one('sst.aws.Cron', 'TickSchedule');
+    expect(cron.args.schedule).toBe('rate(1 minute)');
+    expect(cron.args.function ?? cron.args.job).toBe(instance('sst.aws.Function', 'Tick'));
+    expect(toSeconds(fn('Tick').args.timeout)).toBe(60);
+    const vars = env(fn('Tick'));
     expect(toSeconds(vars.SCHEDULE_INTERVAL)).toBe(60);
     // Fire times due before the next tick must already be in the delayed set.
     expect(toSeconds(vars.LOOKAHEAD)).toBeGreaterThan(toSeconds(vars.SCHEDULE_INTERVAL));
   });
 
-  it("keeps the timeouts consistent", () => {
-    const worker = fn("Worker");
+  it('keeps the timeouts consistent', () => {
+    const worker = fn('Worker');
     const vars = env(worker);
     const lambdaTimeout = toSeconds(worker.args.timeout);
     expect(lambdaTimeout).toBeLessThanOrEqual(900);
     expect(lambdaTimeout).toBeGreaterThan(toSeconds(vars.SHORT_LANE_MAX_TIMEOUT) + toSeconds(vars.SHUTDOWN_GRACE));
     expect(toSeconds(vars.SHUTDOWN_GRACE)).toBeGreaterThanOrEqual(toSeconds(vars.LEASE_TIMEOUT));
     expect(lambdaTimeout).toBeGreaterThan(toSeconds(vars.LEASE_TIMEOUT));
-    expect(toSeconds(fn("ApiHandler").args.timeout)).toBeLessThanOrEqual(30);
+    expect(toSeconds(fn('ApiHandler').args.timeout)).toBeLessThanOrEqual(30);
 
     const taskDefinition = applyTransform(service().args.transform?.taskDefinition, {
-      containerDefinitions: new FakeOutput(JSON.stringify([{ name: "ContainerWorker" }])),
+      containerDefinitions: new FakeOutput(JSON.stringify([{ name: 'ContainerWorker' }])),
     }).args;
     const [container] = JSON.parse(String(resolve(taskDefinition.containerDefinitions))) as { stopTimeout?: number }[];
     expect(container!.stopTimeout).toBeLessThanOrEqual(120);
     expect(container!.stopTimeout).toBeGreaterThan(toSeconds(env(service()).SHUTDOWN_GRACE));
   });
 
-  it("builds the container worker from infra/worker.Dockerfile and autoscales it", () => {
+  it('builds the container worker from infra/worker.Dockerfile and autoscales it', () => {
     const { args } = service();
-    expect(args.image).toEqual({ context: ".", dockerfile: "infra/worker.Dockerfile" });
-    expect(existsSync(fileURLToPath(new URL("../../infra/worker.Dockerfile", import.meta.url)))).toBe(true);
+    expect(args.image).toEqual({ context: '.', dockerfile: 'infra/worker.Dockerfile' });
+    expect(existsSync(fileURLToPath(new URL('../../infra/worker.Dockerfile', import.meta.url)))).toBe(true);
     expect(args.scaling).toEqual({ min: 1, max: 10, cpuUtilization: 70 });
-    expect(args.dev.command).toBe("npm run worker");
+    expect(args.dev.command).toBe('npm run worker');
   });
 
-  it("configures Redis with noeviction and TLS-only cluster mode on AWS", () => {
-    const { args } = graph.one("sst.aws.Redis", "Redis");
-    expect(args.parameters).toEqual({ "maxmemory-policy": "noeviction" });
+  it('configures Redis with noeviction and TLS-only cluster mode on AWS', () => {
+    const { args } = graph.one('sst.aws.Redis', 'Redis');
+    expect(args.parameters).toEqual({ 'maxmemory-policy': 'noeviction' });
     expect(args.cluster).toBeTruthy();
-    expect(["redis", "valkey"]).toContain(args.engine);
-    expect(args.dev).toEqual({ host: "127.0.0.1", port: 6379 });
+    expect(['redis', 'valkey']).toContain(args.engine);
+    expect(args.dev).toEqual({ host: '127.0.0.1', port: 6379 });
   });
 
-  it("returns the API URL in the outputs", () => {
+  it('returns the API URL in the outputs', () => {
     expect(resolve(outputs.api)).toBe(FAKE.apiUrl);
   });
 
   if (scenario.dev) {
-    it("points every runtime at the local PostgreSQL and Redis", () => {
-      expect(graph.one("sst.aws.Postgres", "Database").args.dev).toMatchObject({
-        host: "127.0.0.1",
+    it('points every runtime at the local PostgreSQL and Redis', () => {
+      expect(graph.one('sst.aws.Postgres', 'Database').args.dev).toMatchObject({
+        host: '127.0.0.1',
         port: 5432,
-        username: "postgres",
-        database: "postgres",
+        username: 'postgres',
+        database: 'postgres',
       });
-      for (const runtime of [...RUNTIME_FUNCTIONS.map(fn), service()]) {
+      for (const runtime of [...ALL_FUNCTIONS.map(fn), service()]) {
         expect(env(runtime)).toMatchObject({
-          DATABASE_URL: "postgres://postgres@127.0.0.1:5432/postgres",
-          DATABASE_SSL: "off",
-          REDIS_URL: "redis://127.0.0.1:6379",
-          REDIS_CLUSTER: "false",
+          DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres',
+          DATABASE_SSL: 'off',
+          REDIS_URL: 'redis://127.0.0.1:6379',
+          REDIS_CLUSTER: 'false',
         });
       }
     });
 
-    it("migrates the local database with a dev command instead of a deploy-time invocation", () => {
-      expect(graph.all("aws.lambda.Invocation")).toEqual([]);
-      expect(graph.one("sst.x.DevCommand", "MigrateLocal").args.dev.command).toBe("npm run migrate");
-      const { opts } = applyTransform(fn("Worker").args.transform?.function, {});
+    it('migrates the local database with a dev command instead of a deploy-time invocation', () => {
+      expect(graph.all('aws.lambda.Invocation')).toEqual([]);
+      expect(graph.one('sst.x.DevCommand', 'MigrateLocal').args.dev.command).toBe('npm run migrate');
+      const { opts } = applyTransform(fn('Worker').args.transform?.function, {});
       expect(opts.dependsOn).toBeUndefined();
     });
   } else {
-    it("connects over TLS to ElastiCache in cluster mode and RDS", () => {
-      for (const runtime of [...RUNTIME_FUNCTIONS.map(fn), service()]) {
+    it('connects over TLS to ElastiCache in cluster mode and RDS', () => {
+      for (const runtime of [...ALL_FUNCTIONS.map(fn), service()]) {
         const vars = env(runtime);
         const redis = new URL(String(vars.REDIS_URL));
-        expect(redis.protocol).toBe("rediss:");
+        expect(redis.protocol).toBe('rediss:');
         expect(decodeURIComponent(redis.username)).toBe(FAKE.redis.username);
         expect(decodeURIComponent(redis.password)).toBe(FAKE.redis.password);
         expect(redis.hostname).toBe(FAKE.redis.host);
         expect(redis.port).toBe(String(FAKE.redis.port));
-        expect(vars.REDIS_CLUSTER).toBe("true");
+        expect(vars.REDIS_CLUSTER).toBe('true');
 
         const db = new URL(String(vars.DATABASE_URL));
-        expect(db.protocol).toBe("postgres:");
+        expect(db.protocol).toBe('postgres:');
         expect(decodeURIComponent(db.password)).toBe(FAKE.postgres.password);
-        expect(db.hostname).toBe(scenario.production ? FAKE.postgres.proxyHost : FAKE.postgres.instanceHost);
+        const pooled = scenario.production && runtime.name !== 'Migrate';
+        expect(db.hostname, runtime.name).toBe(pooled ? FAKE.postgres.proxyHost : FAKE.postgres.instanceHost);
         expect(db.pathname).toBe(`/${FAKE.postgres.database}`);
-        expect(vars.DATABASE_SSL).toBe("require");
+        expect(vars.DATABASE_SSL).toBe('require');
       }
     });
 
-    it("runs the migrations at deploy time, against the instance, before any runtime resource", () => {
-      const migrate = fn("Migrate");
-      const invocation = graph.one("aws.lambda.Invocation", "MigrateOnDeploy");
+    it('runs the migrations at deploy time, against the instance, before any runtime resource', () => {
+      const migrate = fn('Migrate');
+      const invocation = graph.one('aws.lambda.Invocation', 'MigrateOnDeploy');
       expect(resolve(invocation.args.functionName)).toBe(resolve((migrate.instance as { name: unknown }).name));
       expect(invocation.args.triggers?.deployedAt).toEqual(expect.any(String));
       expect(new URL(String(env(migrate).DATABASE_URL)).hostname).toBe(FAKE.postgres.instanceHost);
 
-      const hooks = [...RUNTIME_FUNCTIONS.map((name) => fn(name).args.transform?.function), service().args.transform?.service];
+      const hooks = [
+        ...RUNTIME_FUNCTIONS.map((name) => fn(name).args.transform?.function),
+        service().args.transform?.service,
+      ];
       for (const hook of hooks) {
         const { opts } = applyTransform(hook, {});
         expect(opts.dependsOn).toEqual([invocation.instance]);
@@ -264,16 +272,16 @@ describe.each(scenarios)("$title", (scenario) => {
   }
 
   if (scenario.production) {
-    it("fronts the database with RDS Proxy and protects it from deletion", () => {
-      const { args } = graph.one("sst.aws.Postgres", "Database");
+    it('fronts the database with RDS Proxy and protects it from deletion', () => {
+      const { args } = graph.one('sst.aws.Postgres', 'Database');
       expect(args.proxy).toBe(true);
       const instanceArgs = applyTransform(args.transform?.instance, {}).args;
       expect(instanceArgs).toMatchObject({ deletionProtection: true, skipFinalSnapshot: false });
       expect(instanceArgs.finalSnapshotIdentifier).toMatch(/^[a-z][a-z0-9-]*$/);
     });
   } else {
-    it("keeps non-production databases cheap and disposable", () => {
-      const { args } = graph.one("sst.aws.Postgres", "Database");
+    it('keeps non-production databases cheap and disposable', () => {
+      const { args } = graph.one('sst.aws.Postgres', 'Database');
       expect(args.proxy).toBe(false);
       expect(args.transform).toBeUndefined();
     });

@@ -7,7 +7,7 @@
  * const { graph, outputs } = await evaluateSstConfig({ stage: "production", dev: false });
  * graph.one("sst.aws.Function", "Worker").args.timeout // "900 seconds"
  */
-import { vi } from "vitest";
+import { vi } from 'vitest';
 
 /** Component args are whatever the infra code passed; tests read them field by field. */
 export type Args = Record<string, any>;
@@ -24,20 +24,20 @@ export interface Recorded {
 /** The values a deployed stage would report; passwords carry URL delimiters on purpose. */
 export const FAKE = {
   postgres: {
-    instanceHost: "database.instance.rds.test",
-    proxyHost: "database.proxy.rds.test",
+    instanceHost: 'database.instance.rds.test',
+    proxyHost: 'database.proxy.rds.test',
     port: 5432,
-    username: "postgres",
-    password: "pg/Pa55:word",
-    database: "jobs_scheduler",
+    username: 'postgres',
+    password: 'pg/Pa55:word',
+    database: 'jobs_scheduler',
   },
   redis: {
-    host: "redis.cache.test",
+    host: 'redis.cache.test',
     port: 6379,
-    username: "default",
-    password: "r3d!s#auth&token^<>-",
+    username: 'default',
+    password: 'r3d!s#auth&token^<>-',
   },
-  apiUrl: "https://api.execute-api.test",
+  apiUrl: 'https://api.execute-api.test',
 };
 
 /** A resolved stand-in for a Pulumi Output. */
@@ -54,7 +54,7 @@ function fakeOutput<T>(value: T | FakeOutput<T>): FakeOutput<T> {
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 }
 
 /** Unwraps FakeOutputs, also inside plain objects and arrays (like Pulumi's `output()`); instances stay. */
@@ -74,16 +74,17 @@ interface Scenario {
 let recorded: Recorded[] = [];
 
 class FakeComponent {
+  static kind = 'component';
   /** Whether this component was built under `sst dev`; captured so later scenarios do not leak in. */
   protected readonly devMode: boolean;
 
   constructor(
-    readonly kind: string,
     readonly logicalName: string,
-    readonly args: Args,
+    readonly args: Args = {},
     opts?: unknown,
   ) {
     this.devMode = currentScenario().dev;
+    const kind = (new.target as typeof FakeComponent).kind;
     recorded.push({ kind, name: logicalName, args, opts, instance: this });
   }
 
@@ -91,27 +92,30 @@ class FakeComponent {
   protected physicalName() {
     return fakeOutput(`jobs-scheduler-${currentScenario().stage}-${this.logicalName}`);
   }
+
+  /** The dev block, when this component runs against a local server under `sst dev`. */
+  protected get local(): Args | undefined {
+    return this.devMode ? this.args.dev : undefined;
+  }
 }
 
-class FakeVpc extends FakeComponent {
-  constructor(name: string, args: Args = {}, opts?: unknown) {
-    super("sst.aws.Vpc", name, args, opts);
-  }
-  get id() {
-    return fakeOutput(`vpc-${this.logicalName}`);
-  }
+/** Records a method call that creates resources (a route, a subscription) like a component. */
+function recordCall(kind: string, name: string, args: Args) {
+  recorded.push({ kind, name, args, opts: undefined, instance: {} });
+  return {};
+}
+
+function plainComponent(kind: string) {
+  return class extends FakeComponent {
+    static override kind = kind;
+  };
 }
 
 class FakePostgres extends FakeComponent {
-  constructor(name: string, args: Args, opts?: unknown) {
-    super("sst.aws.Postgres", name, args, opts);
-  }
-  private get local(): Args | undefined {
-    return this.devMode ? this.args.dev : undefined;
-  }
+  static override kind = 'sst.aws.Postgres';
   // Like the component: the proxy endpoint when the proxy is on, the dev block in `sst dev`.
   get host() {
-    if (this.local) return fakeOutput(this.local.host ?? "localhost");
+    if (this.local) return fakeOutput(this.local.host ?? 'localhost');
     return fakeOutput(resolve(this.args.proxy) ? FAKE.postgres.proxyHost : FAKE.postgres.instanceHost);
   }
   get port() {
@@ -121,7 +125,7 @@ class FakePostgres extends FakeComponent {
     return fakeOutput(this.local?.username ?? this.args.username ?? FAKE.postgres.username);
   }
   get password() {
-    return fakeOutput(this.local ? (this.local.password ?? this.args.password ?? "") : FAKE.postgres.password);
+    return fakeOutput(this.local ? (this.local.password ?? this.args.password ?? '') : FAKE.postgres.password);
   }
   get database() {
     return fakeOutput(this.local?.database ?? this.args.database ?? FAKE.postgres.database);
@@ -132,14 +136,9 @@ class FakePostgres extends FakeComponent {
 }
 
 class FakeRedis extends FakeComponent {
-  constructor(name: string, args: Args, opts?: unknown) {
-    super("sst.aws.Redis", name, args, opts);
-  }
-  private get local(): Args | undefined {
-    return this.devMode ? this.args.dev : undefined;
-  }
+  static override kind = 'sst.aws.Redis';
   get host() {
-    return fakeOutput(this.local ? (this.local.host ?? "localhost") : FAKE.redis.host);
+    return fakeOutput(this.local ? (this.local.host ?? 'localhost') : FAKE.redis.host);
   }
   get port() {
     return fakeOutput(this.local ? (this.local.port ?? 6379) : FAKE.redis.port);
@@ -148,13 +147,14 @@ class FakeRedis extends FakeComponent {
     return fakeOutput(this.local?.username ?? FAKE.redis.username);
   }
   get password() {
-    return fakeOutput(this.local ? (this.local.password ?? "") : FAKE.redis.password);
+    return fakeOutput(this.local ? (this.local.password ?? '') : FAKE.redis.password);
   }
 }
 
 class FakeSecret extends FakeComponent {
+  static override kind = 'sst.Secret';
   constructor(name: string, placeholder?: unknown) {
-    super("sst.Secret", name, { placeholder });
+    super(name, { placeholder });
   }
   get value() {
     return fakeOutput(`value-of-secret-${this.logicalName}`);
@@ -162,25 +162,17 @@ class FakeSecret extends FakeComponent {
 }
 
 class FakeBus extends FakeComponent {
-  constructor(name: string, args: Args = {}, opts?: unknown) {
-    super("sst.aws.Bus", name, args, opts);
-  }
+  static override kind = 'sst.aws.Bus';
   get name() {
     return this.physicalName();
   }
-  get arn() {
-    return fakeOutput(`arn:aws:events:us-east-1:123456789012:event-bus/${this.logicalName}`);
-  }
   subscribe(name: string, subscriber: unknown, args: Args = {}) {
-    recorded.push({ kind: "sst.aws.Bus.subscribe", name, args: { ...args, bus: this, subscriber }, opts: undefined, instance: {} });
-    return {};
+    return recordCall('sst.aws.Bus.subscribe', name, { ...args, bus: this, subscriber });
   }
 }
 
 class FakeFunction extends FakeComponent {
-  constructor(name: string, args: Args, opts?: unknown) {
-    super("sst.aws.Function", name, args, opts);
-  }
+  static override kind = 'sst.aws.Function';
   get name() {
     return this.physicalName();
   }
@@ -190,32 +182,12 @@ class FakeFunction extends FakeComponent {
 }
 
 class FakeApiGatewayV2 extends FakeComponent {
-  constructor(name: string, args: Args = {}, opts?: unknown) {
-    super("sst.aws.ApiGatewayV2", name, args, opts);
-  }
+  static override kind = 'sst.aws.ApiGatewayV2';
   get url() {
     return fakeOutput(FAKE.apiUrl);
   }
   route(route: string, handler: unknown, args: Args = {}) {
-    recorded.push({ kind: "sst.aws.ApiGatewayV2.route", name: route, args: { ...args, api: this, handler }, opts: undefined, instance: {} });
-    return {};
-  }
-}
-
-function plainComponent(kind: string) {
-  return class extends FakeComponent {
-    constructor(name: string, args: Args = {}, opts?: unknown) {
-      super(kind, name, args, opts);
-    }
-  };
-}
-
-class FakeInvocation extends FakeComponent {
-  constructor(name: string, args: Args, opts?: unknown) {
-    super("aws.lambda.Invocation", name, args, opts);
-  }
-  get result() {
-    return fakeOutput("{}");
+    return recordCall('sst.aws.ApiGatewayV2.route', route, { ...args, api: this, handler });
   }
 }
 
@@ -223,57 +195,58 @@ class FakeInvocation extends FakeComponent {
 function strictNamespace(path: string, members: Record<string, unknown>): Record<string, unknown> {
   return new Proxy(members, {
     get(target, key) {
-      if (typeof key === "string" && !(key in target)) throw new Error(`no stand-in for ${path}.${key}`);
+      if (typeof key === 'string' && !(key in target)) throw new Error(`no stand-in for ${path}.${key}`);
       return Reflect.get(target, key);
     },
   });
 }
 
 function interpolate(strings: TemplateStringsArray, ...values: unknown[]) {
-  return fakeOutput(strings.reduce((text, part, i) => text + part + (i < values.length ? String(resolve(values[i])) : ""), ""));
+  return fakeOutput(
+    strings.reduce((text, part, i) => text + part + (i < values.length ? String(resolve(values[i])) : ''), ''),
+  );
 }
 
 let scenario: Scenario | undefined;
 
 function currentScenario(): Scenario {
-  if (!scenario) throw new Error("evaluateSstConfig() sets the scenario first");
+  if (!scenario) throw new Error('evaluateSstConfig() sets the scenario first');
   return scenario;
 }
 
 const GLOBAL_NAMES = [
-  "$config",
-  "$app",
-  "$dev",
-  "$interpolate",
-  "$output",
-  "$resolve",
-  "$jsonStringify",
-  "$jsonParse",
-  "sst",
-  "aws",
+  '$config',
+  '$app',
+  '$dev',
+  '$interpolate',
+  '$output',
+  '$resolve',
+  '$jsonStringify',
+  '$jsonParse',
+  'sst',
+  'aws',
 ] as const;
 
 function installSstGlobals(current: Scenario) {
   scenario = current;
   recorded = [];
-  const sst = strictNamespace("sst", {
+  const sst = strictNamespace('sst', {
     Secret: FakeSecret,
-    aws: strictNamespace("sst.aws", {
-      Vpc: FakeVpc,
+    aws: strictNamespace('sst.aws', {
+      Vpc: plainComponent('sst.aws.Vpc'),
       Postgres: FakePostgres,
       Redis: FakeRedis,
       Bus: FakeBus,
       Function: FakeFunction,
       ApiGatewayV2: FakeApiGatewayV2,
-      Cron: plainComponent("sst.aws.Cron"),
-      CronV2: plainComponent("sst.aws.CronV2"),
-      Cluster: plainComponent("sst.aws.Cluster"),
-      Service: plainComponent("sst.aws.Service"),
+      Cron: plainComponent('sst.aws.Cron'),
+      Cluster: plainComponent('sst.aws.Cluster'),
+      Service: plainComponent('sst.aws.Service'),
     }),
-    x: strictNamespace("sst.x", { DevCommand: plainComponent("sst.x.DevCommand") }),
+    x: strictNamespace('sst.x', { DevCommand: plainComponent('sst.x.DevCommand') }),
   });
-  const aws = strictNamespace("aws", {
-    lambda: strictNamespace("aws.lambda", { Invocation: FakeInvocation }),
+  const aws = strictNamespace('aws', {
+    lambda: strictNamespace('aws.lambda', { Invocation: plainComponent('aws.lambda.Invocation') }),
   });
   Object.assign(globalThis, {
     $config: (config: unknown) => config,
@@ -306,7 +279,7 @@ export class ResourceGraph {
     const found = this.recorded.filter((r) => r.kind === kind && r.name === name);
     if (found.length !== 1) {
       const known = this.all(kind).map((r) => r.name);
-      throw new Error(`expected one ${kind} "${name}", found ${found.length} (have: ${known.join(", ") || "none"})`);
+      throw new Error(`expected one ${kind} "${name}", found ${found.length} (have: ${known.join(', ') || 'none'})`);
     }
     return found[0]!;
   }
@@ -336,14 +309,14 @@ export async function evaluateSstConfig(current: Scenario) {
   installSstGlobals(current);
   vi.resetModules();
   // A computed specifier keeps tsc (main tsconfig) from type-checking sst.config.ts without SST's types.
-  const specifier = new URL("../../sst.config.ts", import.meta.url).href;
+  const specifier = new URL('../../sst.config.ts', import.meta.url).href;
   const config = ((await import(specifier)) as { default: SstConfig }).default;
   const app = await config.app({ stage: current.stage });
   Object.assign(globalThis, {
     $app: {
       name: app.name,
       stage: current.stage,
-      removal: app.removal ?? "retain",
+      removal: app.removal ?? 'retain',
       protect: app.protect ?? false,
       providers: {},
     },

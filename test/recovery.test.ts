@@ -1,0 +1,155 @@
+/** Crash recovery with real worker processes: SIGKILL mid-job, stale tokens, lost Redis state, SIGTERM. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createJob, triggerJob, type Outcome } from '@jobs/core';
+import { createTestEnv, eventually, type TestEnv } from './support/env';
+import { engine } from './support/engine';
+import { jobSpec } from './support/fixtures';
+import { spawnEntry, type Child } from './support/processes';
+
+let env: TestEnv;
+let e: ReturnType<typeof engine>;
+const children: Child[] = [];
+
+beforeEach(async () => {
+  env = await createTestEnv('recovery');
+  e = engine(env);
+});
+afterEach(async () => {
+  for (const c of children.splice(0)) {
+    c.kill('SIGKILL');
+    await c.exited;
+  }
+  await e.stopAll();
+  await env.cleanup();
+});
+
+function workerProcess(extra: Record<string, string> = {}) {
+  const child = spawnEntry('functions/worker-process.ts', {
+    ...env.childEnv,
+    HANDLERS_MODULE: 'test/fixtures/handlers.ts',
+    LEASE_TIMEOUT: '1500ms',
+    WORKER_CONCURRENCY: '4',
+    ...extra,
+  });
+  children.push(child);
+  return child;
+}
+
+describe('crash recovery', () => {
+  it('re-runs the attempt of a worker process killed with SIGKILL mid-job, recording exactly one success', async () => {
+    const job = await createJob(e.deps, jobSpec({ handler: 'nap', payload: { ms: 800 }, maxRetries: 3 }));
+    const first = workerProcess();
+    await first.waitFor(/worker\.started/);
+    const { execution } = await triggerJob(e.deps, { jobId: job.id });
+    await eventually(async () => (await env.store.executionGet(execution.id))?.status === 'running');
+    first.kill('SIGKILL');
+    await first.exited;
+
+    const second = workerProcess();
+    await second.waitFor(/worker\.started/);
+    // The reaper (run here as the scheduler would) fails the orphaned attempt once its lease (1.5 s) passes.
+    const killedAt = Date.now();
+    const recovered = await eventually(async () => {
+      const r = await e.reap();
+      return r.expired > 0 ? r : null;
+    }, 10_000, 100);
+    expect(recovered.expired).toBe(1);
+    expect(Date.now() - killedAt).toBeLessThan(5000);
+
+    const chain = await eventually(async () => {
+      const list = await env.store.executionList({ jobId: job.id, limit: 10 });
+      return list.some((x) => x.status === 'succeeded') ? list.reverse() : null;
+    });
+    expect(chain.map((x) => [x.attempt, x.status])).toEqual([
+      [1, 'failed'],
+      [2, 'succeeded'],
+    ]);
+    expect(chain[0]!.error).toMatch(/lease expired/);
+    const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE status = 'succeeded'`);
+    expect(rows[0].n).toBe(1);
+  });
+
+  it('rejects a late completion carrying a stale lease token', async () => {
+    const job = await createJob(e.deps, jobSpec({ maxRetries: 1 }));
+    const { execution } = await triggerJob(e.deps, { jobId: job.id });
+    const { claims } = await env.queue.claim({ lane: 'short', count: 1, leaseMs: 60_000 });
+    const started = await env.store.executionsStart({ workerId: 'w1', leaseMs: 60_000, claims });
+    expect(started.started.map((s) => s.id)).toEqual([execution.id]);
+    // The lease expires in the database and the reaper records the attempt as failed.
+    await env.pool.query(`UPDATE executions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [execution.id]);
+    expect((await e.reap()).expired).toBe(1);
+
+    const late: Outcome = {
+      id: execution.id, token: claims[0]!.token, jobId: job.id, attempt: 1, lane: 'short', priority: 0,
+      status: 'succeeded', exitCode: 0, output: 'late', error: null, durationMs: 5, retryDelayMs: null,
+    };
+    const result = await env.store.executionsFinish([late]);
+    expect(result.recorded).toEqual([]);
+    expect(result.rejected.map((r) => r.id)).toEqual([execution.id]);
+    const row = await env.store.executionGet(execution.id);
+    expect(row).toMatchObject({ status: 'failed', output: null });
+    expect(row!.error).toMatch(/lease expired/);
+    // A forged token is rejected the same way.
+    expect((await env.store.executionsFinish([{ ...late, token: 'forged' }])).recorded).toEqual([]);
+  });
+
+  it('restores every queued execution after Redis loses the queue (reconciler), without duplicates', async () => {
+    const job = await createJob(e.deps, jobSpec());
+    const created = await env.store.executionsEnqueueMany({ jobId: job.id, payloads: Array.from({ length: 250 }, (_, i) => ({ i })) });
+    await env.queue.push(created);
+    // One is claimed and held by a worker: the reconciler must not push it a second time.
+    const { claims } = await env.queue.claim({ lane: 'short', count: 1, leaseMs: 60_000 });
+    expect((await e.reconcile()).pushed).toBe(0);
+
+    // Lose everything this deployment had in Redis (FLUSHALL on a shared server, scoped to our prefix here).
+    const keys = await env.redis.keys(`${env.prefix}*`);
+    await env.redis.del(...keys);
+    expect((await env.queue.depth()).short.ready).toBe(0);
+
+    const reconciled = await e.reconcile();
+    expect(reconciled).toEqual({ scanned: 250, pushed: 250 });
+    expect((await e.reconcile()).pushed).toBe(0);
+    expect((await env.queue.depth()).short.ready).toBe(250);
+
+    await e.worker({ concurrency: 20 });
+    await eventually(async () => {
+      const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE status = 'succeeded'`);
+      return rows[0].n === 250;
+    });
+    const { rows } = await env.pool.query(`SELECT count(*)::int AS n, count(DISTINCT id)::int AS d FROM executions`);
+    expect(rows[0]).toEqual({ n: 250, d: 250 });
+    void claims;
+  });
+
+  it('lets in-flight work finish on SIGTERM, then exits with nothing left leased', async () => {
+    const job = await createJob(e.deps, jobSpec({ handler: 'nap', payload: { ms: 1500 } }));
+    const worker = workerProcess({ SHUTDOWN_GRACE: '10s' });
+    await worker.waitFor(/worker\.started/);
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await triggerJob(e.deps, { jobId: job.id })).execution.id);
+    await eventually(async () => {
+      const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE status = 'running'`);
+      return rows[0].n === 3;
+    });
+    worker.kill('SIGTERM');
+    const exit = await worker.exited;
+    expect(exit.code).toBe(0);
+    for (const id of ids) expect((await env.store.executionGet(id))?.status).toBe('succeeded');
+    expect((await env.queue.depth()).short.running).toBe(0);
+    const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM workers`);
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('gives back attempts still running when the shutdown grace period ends', async () => {
+    const job = await createJob(e.deps, jobSpec({ handler: 'nap', payload: { ms: 20_000 } }));
+    const worker = workerProcess({ SHUTDOWN_GRACE: '300ms' });
+    await worker.waitFor(/worker\.started/);
+    const { execution } = await triggerJob(e.deps, { jobId: job.id });
+    await eventually(async () => (await env.store.executionGet(execution.id))?.status === 'running');
+    worker.kill('SIGTERM');
+    expect((await worker.exited).code).toBe(0);
+    const row = await env.store.executionGet(execution.id);
+    expect(row).toMatchObject({ status: 'queued', attempt: 1, workerId: null });
+    expect((await env.queue.depth()).short).toMatchObject({ ready: 1, running: 0 });
+  });
+});
