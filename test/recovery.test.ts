@@ -81,7 +81,7 @@ describe('crash recovery', () => {
 
     const late: Outcome = {
       id: execution.id, token: claims[0]!.token, jobId: job.id, attempt: 1, lane: 'short', priority: 0,
-      status: 'succeeded', exitCode: 0, output: 'late', error: null, durationMs: 5, retryDelayMs: null,
+      status: 'succeeded', exitCode: 0, output: 'late', error: null, durationMs: 5, retryDelayMs: null, workerId: 'w1',
     };
     const result = await env.store.executionsFinish([late]);
     expect(result.recorded).toEqual([]);

@@ -117,6 +117,20 @@ export interface Outcome {
   durationMs: number;
   /** For `failed`: how long the next attempt waits. */
   retryDelayMs: number | null;
+  /** The worker that ran the attempt (recorded when its start was not written separately). */
+  workerId: string | null;
+}
+
+/** A start record: attempt `id` has been running for `elapsedMs` under `token`. */
+export interface StartRecord {
+  id: string;
+  token: string;
+  elapsedMs: number;
+}
+
+export interface RecordResult extends FinishResult {
+  /** Ids whose start record was written; the others are no longer waiting (cancelled, taken) and must stop. */
+  started: Set<string>;
 }
 
 export interface FinishResult {
@@ -139,8 +153,19 @@ export interface StartResult {
 }
 
 export interface WorkerStore {
+  /** Reads claimed executions that are still waiting, with their job's definition. No write. */
+  executionsLoad(claims: Claim[]): Promise<{ loaded: StartedExecution[]; notStarted: string[] }>;
+  /**
+   * Starts executions whose job restricts overlap (`forbid`, `replace`) before they run, in a transaction that
+   * serialises on the job row.
+   */
   executionsStart(input: { workerId: string; leaseMs: number; claims: Claim[] }): Promise<StartResult>;
-  executionsFinish(outcomes: Outcome[]): Promise<FinishResult>;
+  /**
+   * In one statement: writes start records (waiting -> running) and outcomes. An outcome is fenced: it is written
+   * only while its attempt is running under the same token, or is still waiting with no start record at all (an
+   * attempt that finished before its start record was flushed: its start and outcome are written together).
+   */
+  executionsRecord(input: { workerId: string; leaseMs: number; starts: StartRecord[]; outcomes: Outcome[] }): Promise<RecordResult>;
   /** Extends the leases still held; returns the ids that are still running under these tokens. */
   executionsHeartbeat(input: { workerId: string; leaseMs: number; claims: Claim[] }): Promise<Set<string>>;
   /** Puts attempts the worker gives up on during shutdown back to queued (conditional on token). */
@@ -158,6 +183,8 @@ export interface WorkerQueue {
   /** Acknowledges finished claims, moves dead ones to the dead-letter list, pushes new items, atomically. */
   settle(input: { lane: Lane; acks: Claim[]; dead: string[]; push: QueueItem[] }): Promise<void>;
   push(items: readonly QueueItem[]): Promise<void>;
+  /** Tells the workers running these executions to kill them (they were cancelled or replaced). */
+  withdraw(items: readonly (QueueItem & { running: boolean })[]): Promise<void>;
 }
 
 /** Runs one attempt. Must honour `signal` (kill the process group) and cap its output. */
@@ -186,19 +213,27 @@ export interface ExpiredExecution {
   backoff: Backoff;
 }
 
+/** A waiting execution as the reaper sees it: where it queues, and what a failed attempt of it would do next. */
+export interface WaitingExecution extends QueueItem {
+  jobId: string;
+  attempt: number;
+  maxRetries: number;
+  backoff: Backoff;
+}
+
 export interface RecoveryStore {
   /** Running executions whose lease expired by the database clock. */
   executionsLeaseExpired(limit: number): Promise<ExpiredExecution[]>;
   executionsFinish(outcomes: Outcome[]): Promise<FinishResult>;
   /** Queued/retrying executions after `afterId` (keyset), for the reconciler. */
   executionsWaitingPage(input: { afterId: string | null; limit: number }): Promise<QueueItem[]>;
-  /** The subset of `ids` still waiting (queued/retrying), with their queue placement. */
-  executionsWaiting(ids: readonly string[]): Promise<QueueItem[]>;
+  /** The subset of `ids` still waiting (queued/retrying), with their queue placement and retry settings. */
+  executionsWaiting(ids: readonly string[]): Promise<WaitingExecution[]>;
 }
 
 export interface RecoveryQueue {
-  /** Removes and returns ids whose Redis lease expired (by the Redis clock). */
-  reapExpired(input: { lane: Lane; limit: number }): Promise<string[]>;
+  /** Removes and returns ids whose Redis lease expired (by the Redis clock), with how often each was claimed. */
+  reapExpired(input: { lane: Lane; limit: number }): Promise<{ id: string; deliveries: number }[]>;
   /** Pushes the items Redis does not hold anywhere (ready, delayed or leased); returns how many were pushed. */
   ensure(items: readonly QueueItem[]): Promise<number>;
   settle(input: { lane: Lane; acks: Claim[]; dead: string[]; push: QueueItem[] }): Promise<void>;

@@ -3,9 +3,10 @@
  * Each is one bounded pass that returns counts; callers decide how often to run them.
  */
 import type { Clock, Logger, Outcome, RecoveryQueue, RecoveryStore, TransitionSink } from './ports';
+import { settle } from './recording';
 import { hasRetriesLeft, retryDelayMs } from './retry';
-import type { Lane, QueueItem } from './types';
-import { recordOutcomes } from './worker';
+import { createdTransition, outcomeTransition } from './transitions';
+import type { Backoff, Lane, QueueItem, Transition } from './types';
 
 export interface RecoveryDeps {
   store: RecoveryStore;
@@ -19,56 +20,88 @@ export interface RecoveryDeps {
 export interface ReapResult {
   /** Running attempts whose lease expired in PostgreSQL, recorded as failed (retried) or dead. */
   expired: number;
-  /** Redis leases that expired on ids PostgreSQL still has waiting (claimed but never started): pushed back. */
+  /** Claims that expired in Redis before their start was recorded: delivered again as the same attempt. */
   requeued: number;
+  /** Of those, attempts delivered `maxDeliveries` times without ever recording a start: recorded as failed. */
+  undeliverable: number;
 }
 
 /**
  * Recovers attempts whose worker stopped heartbeating. The database decides: a running row whose lease
  * (by the database clock) has passed is failed with "lease expired" through the same fenced write a worker uses,
- * so a late worker's result is rejected. Redis leases that expired before the row was ever started go back to
- * the queue as the same attempt.
+ * so a late worker's result is rejected. A claim that expired in Redis before its start was recorded goes back to
+ * the queue as the same attempt, unless it has been delivered `maxDeliveries` times already: an attempt that kills
+ * its worker before the start record is written must still use up its retries and end dead.
  * @example await reapOnce(deps, { lanes: ['short', 'long'] })
  */
-export async function reapOnce(deps: RecoveryDeps, options: { lanes: readonly Lane[]; limit?: number }): Promise<ReapResult> {
+export async function reapOnce(
+  deps: RecoveryDeps,
+  options: { lanes: readonly Lane[]; limit?: number; maxDeliveries?: number },
+): Promise<ReapResult> {
   const limit = options.limit ?? 500;
+  const maxDeliveries = options.maxDeliveries ?? 3;
   const random = deps.random ?? Math.random;
-  const result: ReapResult = { expired: 0, requeued: 0 };
+  const result: ReapResult = { expired: 0, requeued: 0, undeliverable: 0 };
+  const fail = (e: { id: string; token: string; jobId: string; attempt: number; lane: Lane; priority: number; maxRetries: number; backoff: Backoff }, error: string, workerId: string | null): Outcome => {
+    const retry = hasRetriesLeft(e.attempt, e.maxRetries);
+    return {
+      id: e.id,
+      token: e.token,
+      jobId: e.jobId,
+      attempt: e.attempt,
+      lane: e.lane,
+      priority: e.priority,
+      status: retry ? 'failed' : 'dead',
+      exitCode: null,
+      output: null,
+      error,
+      durationMs: 0,
+      retryDelayMs: retry ? retryDelayMs(e.backoff, e.attempt, random) : null,
+      workerId,
+    };
+  };
 
   const expired = await deps.store.executionsLeaseExpired(limit);
   if (expired.length > 0) {
-    const outcomes: Outcome[] = expired.map((e) => {
-      const retry = hasRetriesLeft(e.attempt, e.maxRetries);
-      return {
-        id: e.id,
-        token: e.token,
-        jobId: e.jobId,
-        attempt: e.attempt,
-        lane: e.lane,
-        priority: e.priority,
-        status: retry ? 'failed' : 'dead',
-        exitCode: null,
-        output: null,
-        error: `lease expired: worker ${e.workerId ?? 'unknown'} stopped heartbeating`,
-        durationMs: 0,
-        retryDelayMs: retry ? retryDelayMs(e.backoff, e.attempt, random) : null,
-      };
-    });
-    await recordOutcomes(deps, outcomes, null);
-    result.expired = outcomes.length;
-    deps.logger.info({ event: 'reaper.expired', count: outcomes.length });
+    const outcomes = expired.map((e) => fail(e, `lease expired: worker ${e.workerId ?? 'unknown'} stopped heartbeating`, e.workerId));
+    result.expired = (await record(deps, outcomes)).length;
+    deps.logger.info({ event: 'reaper.expired', count: result.expired });
   }
 
   for (const lane of options.lanes) {
-    const ids = await deps.queue.reapExpired({ lane, limit });
-    if (ids.length === 0) continue;
-    const waiting = await deps.store.executionsWaiting(ids);
-    if (waiting.length > 0) {
-      await deps.queue.push(waiting);
-      result.requeued += waiting.length;
+    const reaped = await deps.queue.reapExpired({ lane, limit });
+    if (reaped.length === 0) continue;
+    const deliveries = new Map(reaped.map((r) => [r.id, r.deliveries]));
+    const waiting = await deps.store.executionsWaiting(reaped.map((r) => r.id));
+    const again = waiting.filter((w) => (deliveries.get(w.id) ?? 0) < maxDeliveries);
+    const spent = waiting.filter((w) => (deliveries.get(w.id) ?? 0) >= maxDeliveries);
+    if (again.length > 0) {
+      await deps.queue.push(again);
+      result.requeued += again.length;
+    }
+    if (spent.length > 0) {
+      const outcomes = spent.map((w) =>
+        fail(
+          { ...w, token: `reaper-${w.id}` },
+          `worker lost ${deliveries.get(w.id)} times before the attempt's start was recorded`,
+          null,
+        ),
+      );
+      result.undeliverable += (await record(deps, outcomes)).length;
     }
   }
   return result;
+}
+
+/** Writes reaper outcomes through the same fenced statement workers use, then logs and settles them. */
+async function record(deps: RecoveryDeps, outcomes: Outcome[]): Promise<Outcome[]> {
+  const result = await deps.store.executionsFinish(outcomes);
+  const now = deps.clock.now();
+  const transitions: Transition[] = result.recorded.map((o) => outcomeTransition(o, now, null));
+  for (const retry of result.retries) transitions.push(createdTransition(retry, now, null));
+  deps.sink.emit(transitions);
+  await settle(deps, outcomes, result, null);
+  return result.recorded;
 }
 
 /**

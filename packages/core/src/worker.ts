@@ -1,24 +1,15 @@
 /**
- * @module worker — the worker loop: claim from Redis, start in PostgreSQL, run, record outcomes in batches.
+ * @module worker — the worker loop: claim ids from Redis, read them, run them, record starts and outcomes.
  *
- * Throughput comes from batching, never from weakening a guarantee: one claim call takes many ids, one UPDATE
- * starts them all, and finished attempts are recorded together by one conditional UPDATE (fenced by each lease
- * token) while the next ones already run. A slot is freed as soon as its attempt finishes; the number of outcomes
- * waiting to be recorded is bounded, so a slow or unreachable database stops claiming instead of piling up work.
+ * Throughput comes from batching, never from weakening a guarantee: one claim call takes many ids, one read loads
+ * them with their job, and starts and outcomes are written together by the recorder (see recording.ts), fenced by
+ * each attempt's lease token. A slot is freed as soon as its attempt finishes; the number of outcomes waiting to be
+ * written is bounded, so a slow or unreachable database stops claiming instead of piling up work.
  */
-import type {
-  Claim,
-  Clock,
-  Logger,
-  Outcome,
-  Runner,
-  StartedExecution,
-  TransitionSink,
-  WorkerQueue,
-  WorkerStore,
-} from './ports';
+import type { Claim, Clock, Logger, Outcome, Runner, StartedExecution, TransitionSink, WorkerQueue, WorkerStore } from './ports';
+import { Recorder } from './recording';
 import { hasRetriesLeft, retryDelayMs } from './retry';
-import { createdTransition, outcomeTransition, startedTransition, transition, waitingStatus } from './transitions';
+import { createdTransition, transition, waitingStatus } from './transitions';
 import type { Lane, Transition, WorkerKind } from './types';
 
 export interface WorkerOptions {
@@ -67,7 +58,7 @@ export interface WorkerCounts {
   released: number;
 }
 
-interface InFlight {
+interface Running {
   execution: StartedExecution;
   controller: AbortController;
   startedAt: number;
@@ -75,18 +66,17 @@ interface InFlight {
 
 const CANCELLED = 'cancelled';
 const TIMEOUT = 'timeout';
+const RELEASED = 'released';
 
 export class Worker {
   readonly id: string;
   readonly counts: WorkerCounts = { claimed: 0, started: 0, succeeded: 0, failed: 0, dead: 0, rejected: 0, skipped: 0, released: 0 };
   private readonly options: Required<WorkerOptions>;
   private readonly random: () => number;
-  /** Claimed in Redis, not yet started or dropped: counts against concurrency. */
+  private readonly recorder: Recorder;
+  /** Claimed in Redis, not yet running or dropped: counts against concurrency. */
   private reserved = 0;
-  private readonly running = new Map<string, InFlight>();
-  /** Outcomes waiting to be recorded, by execution id; their leases are still heartbeated. */
-  private readonly pending = new Map<string, Outcome>();
-  private flushing: Promise<void> | null = null;
+  private readonly running = new Map<string, Running>();
   private stopping = false;
   private slotWaiters: (() => void)[] = [];
   private heartbeatTimer: NodeJS.Timeout | null = null;
@@ -97,13 +87,20 @@ export class Worker {
     this.options = {
       heartbeatMs: Math.max(100, Math.floor(options.leaseMs / 3)),
       pollMs: 1000,
-      claimBatch: 100,
+      claimBatch: Math.max(1, Math.min(100, Math.ceil(options.concurrency / 2))),
       killGraceMs: 2000,
       ...options,
     };
     this.id = options.id;
     this.random = deps.random ?? Math.random;
     this.startedAt = deps.clock.now();
+    this.recorder = new Recorder(deps, {
+      workerId: this.id,
+      leaseMs: this.options.leaseMs,
+      counts: this.counts,
+      onStartLost: (id) => this.running.get(id)?.controller.abort(CANCELLED),
+      onFlushed: () => this.wakeSlotWaiters(),
+    });
   }
 
   get inFlight(): number {
@@ -112,7 +109,7 @@ export class Worker {
 
   /** Registers the worker and starts claiming until stop() (or until `drain` options say to stop). */
   async start(drain: DrainOptions = {}): Promise<void> {
-    await this.register();
+    await this.deps.store.workerUpsert(this.info());
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.options.heartbeatMs);
     this.heartbeatTimer.unref?.();
     this.loop = this.claimLoop(drain);
@@ -127,19 +124,19 @@ export class Worker {
   }
 
   /**
-   * Stops claiming, lets in-flight attempts finish within `graceMs`, releases the rest back to the queue,
-   * records every outcome, and deregisters.
+   * Stops claiming, lets running attempts finish within `graceMs`, gives the rest back to the queue, writes every
+   * pending record, and deregisters.
    */
   async stop({ graceMs }: { graceMs: number }): Promise<void> {
     this.stopping = true;
     this.wakeSlotWaiters();
     await this.loop;
     const deadline = Date.now() + graceMs;
-    while (this.running.size > 0 && Date.now() < deadline) {
+    while ((this.running.size > 0 || this.reserved > 0) && Date.now() < deadline) {
       await this.waitForSlot(Math.min(200, Math.max(1, deadline - Date.now())));
     }
     if (this.running.size > 0) await this.releaseRunning();
-    await this.flushUntilEmpty();
+    await this.recorder.drain();
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.heartbeatTimer = null;
     try {
@@ -149,11 +146,11 @@ export class Worker {
     }
   }
 
-  /** Aborts one running attempt (a cancel request); its outcome is not recorded since the row is already cancelled. */
+  /** Kills one running attempt (it was cancelled or replaced); nothing of it is recorded by this worker. */
   cancel(executionId: string): boolean {
-    const inFlight = this.running.get(executionId);
-    if (!inFlight) return false;
-    inFlight.controller.abort(CANCELLED);
+    const running = this.running.get(executionId);
+    if (!running) return false;
+    running.controller.abort(CANCELLED);
     return true;
   }
 
@@ -165,7 +162,7 @@ export class Worker {
     let laneIndex = 0;
     while (!this.stopping) {
       const free = concurrency - this.inFlight;
-      if (free <= 0 || this.pending.size >= concurrency * 4 + claimBatch) {
+      if (free <= 0 || this.recorder.backlog >= concurrency * 4 + claimBatch) {
         await this.waitForSlot(pollMs);
         continue;
       }
@@ -210,24 +207,45 @@ export class Worker {
     }
   }
 
+  /** Reads the claimed rows; jobs that allow overlap run at once, the others start through the job's lock first. */
   private async startClaims(lane: Lane, claims: Claim[]): Promise<void> {
-    let result;
+    let reservedHere = claims.length;
+    const launch = (execution: StartedExecution, startRecorded: boolean) => {
+      reservedHere--;
+      this.reserved--;
+      this.run(execution, startRecorded);
+    };
+    const drop: Claim[] = [];
     try {
-      result = await this.deps.store.executionsStart({ workerId: this.id, leaseMs: this.options.leaseMs, claims });
+      const { loaded, notStarted } = await this.deps.store.executionsLoad(claims);
+      const ids = new Set(notStarted);
+      drop.push(...claims.filter((c) => ids.has(c.id)));
+      for (const execution of loaded) if (execution.overlap === 'allow') launch(execution, false);
+      const strict = loaded.filter((e) => e.overlap !== 'allow');
+      if (strict.length > 0) await this.startStrict(lane, strict, drop, launch);
     } catch (error) {
-      // Nothing was started; the Redis leases expire and the ids go back to the queue (reaper + reconciler).
-      this.reserved -= claims.length;
+      // What did not start stays leased in Redis until the lease expires, then it is delivered again.
+      this.deps.logger.warn({ event: 'worker.start_failed', worker_id: this.id, count: reservedHere, err: String(error) });
+    } finally {
+      this.reserved -= reservedHere;
       this.wakeSlotWaiters();
-      this.deps.logger.warn({ event: 'worker.start_failed', worker_id: this.id, count: claims.length, err: String(error) });
-      return;
     }
-    this.reserved -= claims.length;
+    if (drop.length > 0) this.ack(lane, drop);
+  }
+
+  private async startStrict(
+    lane: Lane,
+    executions: StartedExecution[],
+    drop: Claim[],
+    launch: (execution: StartedExecution, startRecorded: boolean) => void,
+  ): Promise<void> {
+    const claims = executions.map((e) => ({ id: e.id, token: e.token }));
+    const result = await this.deps.store.executionsStart({ workerId: this.id, leaseMs: this.options.leaseMs, claims });
     const now = this.deps.clock.now();
     const transitions: Transition[] = [];
-    const drop = new Set<string>([...result.notStarted]);
     for (const skipped of result.skipped) {
-      drop.add(skipped.id);
       this.counts.skipped++;
+      drop.push({ id: skipped.id, token: skipped.token });
       transitions.push(
         transition({
           jobId: skipped.jobId,
@@ -241,27 +259,35 @@ export class Worker {
         }),
       );
     }
-    for (const started of result.started) {
-      this.counts.started++;
-      transitions.push(startedTransition(started, now, this.id));
+    for (const r of result.replaced) {
+      transitions.push(
+        transition({ jobId: r.jobId, executionId: r.id, attempt: r.attempt, from: 'running', to: 'cancelled', workerId: this.id, at: now, error: 'replaced by a newer run (overlap: replace)' }),
+      );
     }
     if (transitions.length > 0) this.deps.sink.emit(transitions);
-    if (drop.size > 0) {
-      const acks = claims.filter((c) => drop.has(c.id));
-      this.deps.queue.settle({ lane, acks, dead: [], push: [] }).catch((error) => {
-        this.deps.logger.warn({ event: 'worker.ack_failed', worker_id: this.id, err: String(error) });
-      });
+    if (result.replaced.length > 0) {
+      this.deps.queue
+        .withdraw(result.replaced.map((r) => ({ id: r.id, lane, priority: 0, dueAt: now, running: true })))
+        .catch((error) => this.deps.logger.warn({ event: 'worker.withdraw_failed', worker_id: this.id, err: String(error) }));
     }
-    for (const started of result.started) void this.runOne(started);
-    this.wakeSlotWaiters();
+    const startedIds = new Set(result.started.map((s) => s.id));
+    const skippedIds = new Set(result.skipped.map((s) => s.id));
+    for (const e of executions) if (!startedIds.has(e.id) && !skippedIds.has(e.id)) drop.push({ id: e.id, token: e.token });
+    for (const started of result.started) launch(started, true);
   }
 
   // ---------------------------------------------------------------- running
 
-  private async runOne(execution: StartedExecution): Promise<void> {
+  private run(execution: StartedExecution, startRecorded: boolean): void {
     const controller = new AbortController();
-    const inFlight: InFlight = { execution, controller, startedAt: performance.now() };
-    this.running.set(execution.id, inFlight);
+    const running: Running = { execution, controller, startedAt: performance.now() };
+    this.running.set(execution.id, running);
+    this.counts.started++;
+    this.recorder.started(execution, startRecorded);
+    void this.runToEnd(running);
+  }
+
+  private async runToEnd({ execution, controller, startedAt }: Running): Promise<void> {
     const timer = setTimeout(() => controller.abort(TIMEOUT), execution.timeoutMs);
     let result;
     try {
@@ -272,16 +298,16 @@ export class Worker {
       clearTimeout(timer);
     }
     this.running.delete(execution.id);
-    const durationMs = Math.round(performance.now() - inFlight.startedAt);
+    const durationMs = Math.round(performance.now() - startedAt);
     const reason = controller.signal.aborted ? controller.signal.reason : null;
     if (reason === CANCELLED || reason === RELEASED) {
-      // The row was cancelled (or is being released) by someone else; there is nothing of ours to record.
-      this.deps.queue.settle({ lane: execution.lane, acks: [execution], dead: [], push: [] }).catch(() => undefined);
+      // Someone else decided this attempt's fate (cancel, replace, shutdown release): nothing of ours to record.
+      this.recorder.forget(execution.id);
+      if (reason === CANCELLED) this.ack(execution.lane, [execution]);
     } else {
       const ok = result.ok && reason !== TIMEOUT;
       const error = reason === TIMEOUT ? `timed out after ${execution.timeoutMs} ms` : result.error;
-      this.pending.set(execution.id, this.toOutcome(execution, { ...result, ok, error }, durationMs));
-      this.scheduleFlush();
+      this.recorder.finished(this.toOutcome(execution, { ...result, ok, error }, durationMs));
     }
     this.wakeSlotWaiters();
   }
@@ -319,75 +345,40 @@ export class Worker {
       error: result.ok ? null : result.error ?? 'failed',
       durationMs,
       retryDelayMs: retry ? retryDelayMs(execution.backoff, execution.attempt, this.random) : null,
+      workerId: this.id,
     };
-  }
-
-  // ---------------------------------------------------------------- recording
-
-  private scheduleFlush(): void {
-    if (this.flushing) return;
-    this.flushing = this.flushLoop().finally(() => {
-      this.flushing = null;
-    });
-  }
-
-  /** Records pending outcomes batch after batch until none are left; backs off while the database is away. */
-  private async flushLoop(): Promise<void> {
-    let failures = 0;
-    while (this.pending.size > 0) {
-      // Let attempts finishing in the same turn join the batch.
-      await new Promise((resolve) => setImmediate(resolve));
-      const batch = [...this.pending.values()].slice(0, 1000);
-      try {
-        await recordOutcomes(this.deps, batch, this.id, this.counts);
-        failures = 0;
-        for (const outcome of batch) this.pending.delete(outcome.id);
-      } catch (error) {
-        failures++;
-        this.deps.logger.warn({
-          event: 'worker.record_failed',
-          worker_id: this.id,
-          count: batch.length,
-          failures,
-          err: String(error),
-        });
-        await sleep(Math.min(5000, 100 * 2 ** Math.min(failures, 6)));
-      }
-      this.wakeSlotWaiters();
-    }
-  }
-
-  private async flushUntilEmpty(): Promise<void> {
-    while (this.pending.size > 0 || this.flushing) {
-      if (!this.flushing) this.scheduleFlush();
-      await this.flushing;
-    }
   }
 
   /** Gives running attempts back to the queue as the same attempt (used when the grace period ends). */
   private async releaseRunning(): Promise<void> {
-    const inFlight = [...this.running.values()];
-    for (const f of inFlight) f.controller.abort(RELEASED);
-    const claims = inFlight.map((f) => ({ id: f.execution.id, token: f.execution.token }));
+    const running = [...this.running.values()];
+    for (const r of running) r.controller.abort(RELEASED);
+    const recorded = running.filter((r) => this.recorder.isRecorded(r.execution.id));
+    const claims = running.map((r) => ({ id: r.execution.id, token: r.execution.token }));
     try {
-      const released = await this.deps.store.executionsRelease(claims);
-      this.counts.released += released.length;
+      // Attempts with a start record go back to queued in PostgreSQL; the others never left it.
+      const released = await this.deps.store.executionsRelease(recorded.map((r) => ({ id: r.execution.id, token: r.execution.token })));
+      this.counts.released += running.length;
       const now = this.deps.clock.now();
       this.deps.sink.emit(
         released.map((r) => ({ ...createdTransition(r, now, this.id), from: 'running' as const, error: 'released at shutdown' })),
       );
-      await this.deps.queue.push(released);
+      const back = running.map((r) => ({ id: r.execution.id, lane: r.execution.lane, priority: r.execution.priority, dueAt: now }));
+      for (const lane of new Set(back.map((b) => b.lane))) {
+        await this.deps.queue.settle({
+          lane,
+          acks: claims.filter((c) => back.some((b) => b.id === c.id && b.lane === lane)),
+          dead: [],
+          push: back.filter((b) => b.lane === lane),
+        });
+      }
     } catch (error) {
-      // The leases expire and the reaper makes new attempts of them.
+      // The leases expire: the reaper makes new attempts of recorded ones, Redis redelivers the others.
       this.deps.logger.warn({ event: 'worker.release_failed', worker_id: this.id, err: String(error) });
     }
   }
 
   // ---------------------------------------------------------------- liveness
-
-  private async register(): Promise<void> {
-    await this.deps.store.workerUpsert(this.info());
-  }
 
   private info() {
     return {
@@ -403,33 +394,28 @@ export class Worker {
     };
   }
 
-  /** Extends every lease this worker holds (running or waiting to be recorded) and aborts attempts it lost. */
+  /** Extends every lease this worker holds and stops attempts whose row is no longer theirs. */
   async heartbeat(): Promise<void> {
-    const held = [
-      ...[...this.running.values()].map((f) => f.execution),
-      ...[...this.pending.values()],
-    ];
     try {
       await this.deps.store.workerUpsert(this.info());
-      if (held.length === 0) return;
-      const claims = held.map((h) => ({ id: h.id, token: h.token }));
-      const still = await this.deps.store.executionsHeartbeat({ workerId: this.id, leaseMs: this.options.leaseMs, claims });
-      const asked = new Set(claims.map((c) => c.id));
-      for (const [id, f] of this.running) {
-        if (asked.has(id) && !still.has(id)) {
-          this.deps.logger.warn({ event: 'execution.lease_lost', execution_id: id, job_id: f.execution.jobId, worker_id: this.id });
-          f.controller.abort(CANCELLED);
-        }
+      const recorded = this.recorder.recordedClaims();
+      const still = await this.deps.store.executionsHeartbeat({ workerId: this.id, leaseMs: this.options.leaseMs, claims: recorded });
+      const lost = new Set(recorded.filter((c) => !still.has(c.id)).map((c) => c.id));
+      for (const id of lost) {
+        const running = this.running.get(id);
+        if (!running) continue;
+        this.deps.logger.warn({ event: 'execution.lease_lost', execution_id: id, job_id: running.execution.jobId, worker_id: this.id });
+        running.controller.abort(CANCELLED);
       }
       const byLane = new Map<Lane, Claim[]>();
-      for (const h of held) {
-        if (!still.has(h.id)) continue;
-        const list = byLane.get(h.lane) ?? [];
-        list.push({ id: h.id, token: h.token });
-        byLane.set(h.lane, list);
+      for (const c of this.recorder.heldClaims()) {
+        if (lost.has(c.id)) continue;
+        const list = byLane.get(c.lane) ?? [];
+        list.push({ id: c.id, token: c.token });
+        byLane.set(c.lane, list);
       }
-      for (const [lane, laneClaims] of byLane) {
-        await this.deps.queue.heartbeat({ lane, claims: laneClaims, leaseMs: this.options.leaseMs });
+      for (const [lane, claims] of byLane) {
+        await this.deps.queue.heartbeat({ lane, claims, leaseMs: this.options.leaseMs });
       }
     } catch (error) {
       this.deps.logger.warn({ event: 'worker.heartbeat_failed', worker_id: this.id, err: String(error) });
@@ -437,6 +423,12 @@ export class Worker {
   }
 
   // ---------------------------------------------------------------- helpers
+
+  private ack(lane: Lane, claims: Claim[]): void {
+    this.deps.queue.settle({ lane, acks: claims, dead: [], push: [] }).catch((error) => {
+      this.deps.logger.warn({ event: 'worker.ack_failed', worker_id: this.id, err: String(error) });
+    });
+  }
 
   private waitForSlot(timeoutMs: number): Promise<void> {
     return new Promise((resolve) => {
@@ -453,57 +445,6 @@ export class Worker {
     const waiters = this.slotWaiters;
     this.slotWaiters = [];
     for (const w of waiters) w();
-  }
-}
-
-const RELEASED = 'released';
-
-/**
- * Records a batch of outcomes in one statement, then settles them in Redis (ack, dead-letter, push retries).
- * Shared by the worker and the reaper so both follow the same fencing rule.
- */
-export async function recordOutcomes(
-  deps: Pick<WorkerDeps, 'sink' | 'logger' | 'clock'> & {
-    store: Pick<WorkerStore, 'executionsFinish'>;
-    queue: Pick<WorkerQueue, 'settle'>;
-  },
-  outcomes: Outcome[],
-  workerId: string | null,
-  counts?: WorkerCounts,
-): Promise<void> {
-  const result = await deps.store.executionsFinish(outcomes);
-  const now = deps.clock.now();
-  const transitions: Transition[] = result.recorded.map((o) => outcomeTransition(o, now, workerId));
-  for (const retry of result.retries) transitions.push(createdTransition(retry, now, workerId));
-  deps.sink.emit(transitions);
-  for (const rejected of result.rejected) {
-    deps.logger.warn({
-      event: 'execution.outcome_rejected',
-      execution_id: rejected.id,
-      job_id: rejected.jobId,
-      attempt: rejected.attempt,
-      worker_id: workerId,
-      outcome: rejected.status,
-      reason: 'the attempt is no longer running under this lease (reaped after its lease expired, or cancelled)',
-    });
-  }
-  if (counts) {
-    counts.rejected += result.rejected.length;
-    for (const o of result.recorded) counts[o.status]++;
-  }
-  const lanes = new Set<Lane>([...outcomes.map((o) => o.lane), ...result.retries.map((r) => r.lane)]);
-  for (const lane of lanes) {
-    try {
-      await deps.queue.settle({
-        lane,
-        acks: outcomes.filter((o) => o.lane === lane),
-        dead: result.recorded.filter((o) => o.lane === lane && o.status === 'dead').map((o) => o.id),
-        push: result.retries.filter((r) => r.lane === lane),
-      });
-    } catch (error) {
-      // PostgreSQL has the outcome; Redis catches up through lease expiry and the reconciler.
-      deps.logger.warn({ event: 'worker.settle_failed', worker_id: workerId, lane, err: String(error) });
-    }
   }
 }
 

@@ -11,6 +11,7 @@ export interface LaneKeys {
   delayed: string;
   lease: string;
   tokens: string;
+  deliveries: string;
   dead: string;
   marker: string;
 }
@@ -42,6 +43,7 @@ export function queueKeys(prefix: string = DEFAULT_PREFIX): QueueKeys {
           delayed: `${base}:delayed`,
           lease: `${base}:lease`,
           tokens: `${base}:tokens`,
+          deliveries: `${base}:deliveries`,
           dead: `${base}:dead`,
           marker: `${base}:marker`,
         };

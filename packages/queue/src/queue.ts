@@ -79,7 +79,7 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
     async claim(input: { lane: Lane; count: number; leaseMs: number }): Promise<{ claims: Claim[]; nextDueAt: Date | null }> {
       const k = keys.lane(input.lane);
       const tokenPrefix = randomBytes(9).toString('base64url');
-      const reply = await scripts.claim(k.ready, k.delayed, k.lease, k.tokens, k.marker, input.count, input.leaseMs, tokenPrefix, 1000);
+      const reply = await scripts.claim(k.ready, k.delayed, k.lease, k.tokens, k.marker, k.deliveries, input.count, input.leaseMs, tokenPrefix, 1000);
       const claims: Claim[] = [];
       for (let i = 1; i < reply.length; i += 2) claims.push({ id: String(reply[i]), token: String(reply[i + 1]) });
       const next = Number(reply[0]);
@@ -110,7 +110,7 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       const k = keys.lane(input.lane);
       const pipeline = redis.pipeline() as unknown as ScriptClient & { exec(): Promise<[Error | null, unknown][] | null> };
       if (input.acks.length > 0 || input.dead.length > 0) {
-        pipeline.settle(k.lease, k.tokens, k.dead, input.acks.length, ...input.acks.flatMap((a) => [a.id, a.token]), ...input.dead);
+        pipeline.settle(k.lease, k.tokens, k.dead, k.deliveries, input.acks.length, ...input.acks.flatMap((a) => [a.id, a.token]), ...input.dead);
       }
       for (const chunk of chunks(input.push, 1000)) {
         pipeline.push(k.ready, k.delayed, k.lease, k.marker, ...pushArgs(chunk));
@@ -120,9 +120,12 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       if (failed) throw failed[0];
     },
 
-    async reapExpired(input: { lane: Lane; limit: number }): Promise<string[]> {
+    async reapExpired(input: { lane: Lane; limit: number }): Promise<{ id: string; deliveries: number }[]> {
       const k = keys.lane(input.lane);
-      return (await scripts.reap(k.lease, k.tokens, input.limit)).map(String);
+      const reply = await scripts.reap(k.lease, k.tokens, k.deliveries, input.limit);
+      const out: { id: string; deliveries: number }[] = [];
+      for (let i = 0; i < reply.length; i += 2) out.push({ id: String(reply[i]), deliveries: Number(reply[i + 1]) });
+      return out;
     },
 
     /** Drops waiting ids from ready/delayed and tells workers to kill the running ones. */

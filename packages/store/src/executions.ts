@@ -1,13 +1,27 @@
 /**
  * @module executions — the hot-path SQL on executions: start, finish, heartbeat, release, and lease expiry.
  * Every state change is one conditional UPDATE over a batch (unnest); a row that did not match lost its race.
+ * Batch statements say `e.id = ANY($ids)` besides joining the unnest: it pins the plan to primary-key lookups even
+ * when statistics are stale (a fresh table), where the planner would otherwise scan every live row per batch.
  */
-import type { Claim, CreatedExecution, ExpiredExecution, FinishResult, Outcome, QueueItem, StartResult, StartedExecution } from '@jobs/core';
+import type {
+  Claim,
+  CreatedExecution,
+  ExpiredExecution,
+  FinishResult,
+  Outcome,
+  QueueItem,
+  RecordResult,
+  StartRecord,
+  StartResult,
+  StartedExecution,
+  WaitingExecution,
+} from '@jobs/core';
 import type pg from 'pg';
 import { CREATED_COLUMNS, toCreated, toQueueItem } from './rows';
 import { startWithOverlap } from './overlap';
 
-const STARTED_RETURNING = `e.id, c.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
+const STARTED_COLUMNS = `e.id, e.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
   e.priority, e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.timeout_ms,
   j.max_retries, j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap`;
 
@@ -32,60 +46,90 @@ export function toStarted(r: any): StartedExecution {
   };
 }
 
-/** SQL that marks claimed rows running under their lease tokens; `$1` worker, `$2` lease ms, `$3` ids, `$4` tokens. */
-export const START_SQL = (extraWhere: string) => `
-  UPDATE executions e
-  SET status = 'running', worker_id = $1, lease_token = c.token, started_at = now(),
-      lease_expires_at = now() + make_interval(secs => $2::double precision / 1000)
-  FROM unnest($3::bigint[], $4::text[]) AS c(id, token), jobs j
-  WHERE e.id = c.id AND e.status IN ('queued', 'retrying') AND j.id = e.job_id ${extraWhere}
-  RETURNING ${STARTED_RETURNING}`;
+/**
+ * SQL that marks claimed rows running under their lease tokens; `$1` worker, `$2` lease ms, `$3` ids, `$4` tokens.
+ * The job's definition is joined after the UPDATE, and the overlap check is a scalar subquery (never pulled up into
+ * a join), so the UPDATE itself can only be planned as primary-key lookups.
+ */
+export const START_SQL = (overlapOnly: 'allow' | null) => `
+  WITH started AS (
+    UPDATE executions e
+    SET status = 'running', worker_id = $1, lease_token = c.token, started_at = now(),
+        lease_expires_at = now() + make_interval(secs => $2::double precision / 1000)
+    FROM unnest($3::bigint[], $4::text[]) AS c(id, token)
+    WHERE e.id = ANY($3::bigint[]) AND e.id = c.id AND e.status IN ('queued', 'retrying')
+      ${overlapOnly ? `AND (SELECT j.overlap FROM jobs j WHERE j.id = e.job_id) = '${overlapOnly}'` : ''}
+    RETURNING e.id, c.token, e.job_id, e.attempt, e.root_id, e.trigger, e.lane, e.priority, e.scheduled_for, e.payload
+  )
+  SELECT ${STARTED_COLUMNS} FROM started e JOIN jobs j ON j.id = e.job_id`;
 
 /**
- * Starts a batch of claimed executions. Jobs that allow overlap (the common case) start in one statement;
- * the rest go through a transaction that serialises on the job row (see overlap.ts).
+ * Reads claimed executions that are still waiting, with their job: what a worker needs to run them. A read, so the
+ * common path writes nothing before the attempt runs (its start record goes out with the next batch of writes).
  */
+export async function executionsLoad(pool: pg.Pool, claims: Claim[]): Promise<{ loaded: StartedExecution[]; notStarted: string[] }> {
+  if (claims.length === 0) return { loaded: [], notStarted: [] };
+  const tokens = new Map(claims.map((c) => [c.id, c.token]));
+  const { rows } = await pool.query(
+    `SELECT e.id, '' AS token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane, e.priority,
+            e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.timeout_ms, j.max_retries,
+            j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap
+     FROM executions e JOIN jobs j ON j.id = e.job_id
+     WHERE e.id = ANY($1::bigint[]) AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL`,
+    [claims.map((c) => c.id)],
+  );
+  const loaded = rows.map((r) => ({ ...toStarted(r), token: tokens.get(r.id)! }));
+  const found = new Set(loaded.map((l) => l.id));
+  return { loaded, notStarted: claims.filter((c) => !found.has(c.id)).map((c) => c.id) };
+}
+
+/** Starts executions of overlap-restricted jobs before they run (see overlap.ts). */
 export async function executionsStart(
   pool: pg.Pool,
   input: { workerId: string; leaseMs: number; claims: Claim[] },
 ): Promise<StartResult> {
-  const claims = [...input.claims].sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
-  const { rows } = await pool.query(START_SQL(`AND j.overlap = 'allow'`), [
-    input.workerId,
-    input.leaseMs,
-    claims.map((c) => c.id),
-    claims.map((c) => c.token),
-  ]);
-  const result: StartResult = { started: rows.map(toStarted), skipped: [], notStarted: [], replaced: [] };
-  if (rows.length === claims.length) return result;
-  const startedIds = new Set(result.started.map((s) => s.id));
-  const rest = claims.filter((c) => !startedIds.has(c.id));
-  const slow = await startWithOverlap(pool, { workerId: input.workerId, leaseMs: input.leaseMs, claims: rest });
-  result.started.push(...slow.started);
-  result.skipped = slow.skipped;
-  result.notStarted = slow.notStarted;
-  result.replaced = slow.replaced;
-  return result;
+  return startWithOverlap(pool, input);
 }
 
 /**
- * Records outcomes and creates the retry attempts of failed ones in one statement, so an outcome and its retry
- * commit together or not at all. Fencing: a row is written only while it is still running under the same token.
+ * Writes start records and outcomes, and creates the retry attempts of failed outcomes, in one statement: a batch
+ * of changes commits together or not at all. Fencing: a start record applies only to a row still waiting with no
+ * token; an outcome only to a row running under the same token, or still waiting with no token (its start never
+ * went out on its own). Times come from the database clock: started_at is now() minus the elapsed time.
  */
-export async function executionsFinish(pool: pg.Pool, outcomes: Outcome[]): Promise<FinishResult> {
-  if (outcomes.length === 0) return { recorded: [], rejected: [], retries: [] };
-  const sorted = [...outcomes].sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
+export async function executionsRecord(
+  pool: pg.Pool,
+  input: { workerId: string; leaseMs: number; starts: StartRecord[]; outcomes: Outcome[] },
+): Promise<RecordResult> {
+  const { starts, outcomes } = input;
+  if (starts.length === 0 && outcomes.length === 0) return { started: new Set(), recorded: [], rejected: [], retries: [] };
   const { rows } = await pool.query(
-    `WITH input AS (
-       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::int[], $8::int[])
-         AS i(id, token, status, exit_code, output, error, duration_ms, retry_delay_ms)
+    `WITH start_input AS (
+       SELECT * FROM unnest($3::bigint[], $4::text[], $5::int[]) AS s(id, token, elapsed_ms)
+     ),
+     starts AS (
+       UPDATE executions e
+       SET status = 'running', worker_id = $1, lease_token = s.token,
+           started_at = now() - make_interval(secs => s.elapsed_ms::double precision / 1000),
+           lease_expires_at = now() + make_interval(secs => $2::double precision / 1000)
+       FROM start_input s
+       WHERE e.id = ANY($3::bigint[]) AND e.id = s.id AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL
+       RETURNING e.id
+     ),
+     input AS (
+       SELECT * FROM unnest($6::bigint[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::int[], $13::int[], $14::text[])
+         AS i(id, token, status, exit_code, output, error, duration_ms, retry_delay_ms, worker_id)
      ),
      done AS (
        UPDATE executions e
        SET status = i.status, finished_at = now(), exit_code = i.exit_code, output = i.output, error = i.error,
-           duration_ms = i.duration_ms, lease_expires_at = NULL
+           duration_ms = i.duration_ms, lease_expires_at = NULL,
+           started_at = coalesce(e.started_at, now() - make_interval(secs => i.duration_ms::double precision / 1000)),
+           worker_id = coalesce(e.worker_id, i.worker_id), lease_token = coalesce(e.lease_token, i.token)
        FROM input i
-       WHERE e.id = i.id AND e.status = 'running' AND e.lease_token = i.token
+       WHERE e.id = ANY($6::bigint[]) AND e.id = i.id
+         AND ((e.status = 'running' AND e.lease_token = i.token)
+           OR (e.status IN ('queued', 'retrying') AND e.lease_token IS NULL))
        RETURNING e.id, e.job_id, coalesce(e.root_id, e.id) AS root_id, e.attempt, e.lane, e.priority, e.payload,
                  i.status AS outcome, i.retry_delay_ms, i.duration_ms
      ),
@@ -103,32 +147,49 @@ export async function executionsFinish(pool: pg.Pool, outcomes: Outcome[]): Prom
        ON CONFLICT (minute, status) DO UPDATE
          SET count = execution_minutes.count + excluded.count, duration_ms = execution_minutes.duration_ms + excluded.duration_ms
      )
-     SELECT 'done' AS kind, id, NULL::bigint AS job_id, NULL::int AS attempt, NULL AS trigger, NULL AS status,
-            NULL AS lane, NULL::int AS priority, NULL::timestamptz AS scheduled_for FROM done
+     SELECT 'started' AS kind, id, NULL::bigint AS job_id, NULL::int AS attempt, NULL AS trigger, NULL AS status,
+            NULL AS lane, NULL::int AS priority, NULL::timestamptz AS scheduled_for FROM starts
+     UNION ALL
+     SELECT 'done', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM done
      UNION ALL
      SELECT 'retry', ${CREATED_COLUMNS} FROM retries`,
     [
-      sorted.map((o) => o.id),
-      sorted.map((o) => o.token),
-      sorted.map((o) => o.status),
-      sorted.map((o) => o.exitCode),
-      sorted.map((o) => o.output),
-      sorted.map((o) => o.error),
-      sorted.map((o) => o.durationMs),
-      sorted.map((o) => o.retryDelayMs),
+      input.workerId,
+      input.leaseMs,
+      starts.map((s) => s.id),
+      starts.map((s) => s.token),
+      starts.map((s) => s.elapsedMs),
+      outcomes.map((o) => o.id),
+      outcomes.map((o) => o.token),
+      outcomes.map((o) => o.status),
+      outcomes.map((o) => o.exitCode),
+      outcomes.map((o) => o.output),
+      outcomes.map((o) => o.error),
+      outcomes.map((o) => o.durationMs),
+      outcomes.map((o) => o.retryDelayMs),
+      outcomes.map((o) => o.workerId),
     ],
   );
+  const started = new Set<string>();
   const done = new Set<string>();
   const retries: CreatedExecution[] = [];
   for (const r of rows) {
-    if (r.kind === 'done') done.add(r.id);
+    if (r.kind === 'started') started.add(r.id);
+    else if (r.kind === 'done') done.add(r.id);
     else retries.push(toCreated(r));
   }
   return {
+    started,
     recorded: outcomes.filter((o) => done.has(o.id)),
     rejected: outcomes.filter((o) => !done.has(o.id)),
     retries,
   };
+}
+
+/** Outcomes alone (the reaper's writes). */
+export async function executionsFinish(pool: pg.Pool, outcomes: Outcome[]): Promise<FinishResult> {
+  const { recorded, rejected, retries } = await executionsRecord(pool, { workerId: '', leaseMs: 0, starts: [], outcomes });
+  return { recorded, rejected, retries };
 }
 
 /** Extends the leases of attempts still running under these tokens; returns their ids. */
@@ -140,7 +201,7 @@ export async function executionsHeartbeat(
   const { rows } = await pool.query(
     `UPDATE executions e SET lease_expires_at = now() + make_interval(secs => $1::double precision / 1000)
      FROM unnest($2::bigint[], $3::text[]) AS c(id, token)
-     WHERE e.id = c.id AND e.status = 'running' AND e.lease_token = c.token
+     WHERE e.id = ANY($2::bigint[]) AND e.id = c.id AND e.status = 'running' AND e.lease_token = c.token
      RETURNING e.id`,
     [input.leaseMs, input.claims.map((c) => c.id), input.claims.map((c) => c.token)],
   );
@@ -155,7 +216,7 @@ export async function executionsRelease(pool: pg.Pool, claims: Claim[]): Promise
      SET status = 'queued', worker_id = NULL, lease_token = NULL, lease_expires_at = NULL, started_at = NULL,
          scheduled_for = least(e.scheduled_for, now())
      FROM unnest($1::bigint[], $2::text[]) AS c(id, token)
-     WHERE e.id = c.id AND e.status = 'running' AND e.lease_token = c.token
+     WHERE e.id = ANY($1::bigint[]) AND e.id = c.id AND e.status = 'running' AND e.lease_token = c.token
      RETURNING e.id, e.job_id, e.attempt, e.trigger, e.status, e.lane, e.priority, e.scheduled_for`,
     [claims.map((c) => c.id), claims.map((c) => c.token)],
   );
@@ -199,11 +260,20 @@ export async function executionsWaitingPage(
   return rows.map(toQueueItem);
 }
 
-export async function executionsWaiting(pool: pg.Pool, ids: readonly string[]): Promise<QueueItem[]> {
+export async function executionsWaiting(pool: pg.Pool, ids: readonly string[]): Promise<WaitingExecution[]> {
   if (ids.length === 0) return [];
   const { rows } = await pool.query(
-    `SELECT id, lane, priority, scheduled_for FROM executions WHERE id = ANY($1::bigint[]) AND status IN ('queued', 'retrying')`,
+    `SELECT e.id, e.lane, e.priority, e.scheduled_for, e.job_id, e.attempt, j.max_retries,
+            j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter
+     FROM executions e JOIN jobs j ON j.id = e.job_id
+     WHERE e.id = ANY($1::bigint[]) AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL`,
     [ids],
   );
-  return rows.map(toQueueItem);
+  return rows.map((r) => ({
+    ...toQueueItem(r),
+    jobId: r.job_id,
+    attempt: r.attempt,
+    maxRetries: r.max_retries,
+    backoff: { baseMs: r.backoff_base_ms, factor: r.backoff_factor, maxMs: r.backoff_max_ms, jitter: r.backoff_jitter },
+  }));
 }

@@ -31,7 +31,9 @@ export function createStore(pool: pg.Pool) {
     jobDelete: (id: string) => jobs.jobDelete(pool, id),
     jobsMaterialiseDue: (input: Parameters<typeof jobs.jobsMaterialiseDue>[1]) => jobs.jobsMaterialiseDue(pool, input),
     // executions: worker hot path and recovery
+    executionsLoad: (claims: Parameters<typeof executions.executionsLoad>[1]) => executions.executionsLoad(pool, claims),
     executionsStart: (input: Parameters<typeof executions.executionsStart>[1]) => executions.executionsStart(pool, input),
+    executionsRecord: (input: Parameters<typeof executions.executionsRecord>[1]) => executions.executionsRecord(pool, input),
     executionsFinish: (outcomes: Parameters<typeof executions.executionsFinish>[1]) => executions.executionsFinish(pool, outcomes),
     executionsHeartbeat: (input: Parameters<typeof executions.executionsHeartbeat>[1]) => executions.executionsHeartbeat(pool, input),
     executionsRelease: (claims: Parameters<typeof executions.executionsRelease>[1]) => executions.executionsRelease(pool, claims),

@@ -102,7 +102,7 @@ export async function startWithOverlap(
       }));
     }
     if (toStart.length > 0) {
-      const started = await client.query(START_SQL(''), [
+      const started = await client.query(START_SQL(null), [
         input.workerId,
         input.leaseMs,
         toStart.map((r) => r.id),

@@ -5,6 +5,7 @@
   KEYS[1] lease   zset
   KEYS[2] tokens  hash
   KEYS[3] dead    list  ids of dead executions, newest first (PostgreSQL keeps the full record)
+  KEYS[4] deliveries hash
   ARGV[1] number of acks, then pairs: id, token; then the ids to dead-letter
   returns number of leases dropped
 ]]
@@ -14,6 +15,7 @@ for i = 2, acks * 2, 2 do
   local id, token = ARGV[i], ARGV[i + 1]
   if redis.call('HGET', KEYS[2], id) == token then
     redis.call('HDEL', KEYS[2], id)
+    redis.call('HDEL', KEYS[4], id)
     redis.call('ZREM', KEYS[1], id)
     dropped = dropped + 1
   end

@@ -7,6 +7,7 @@
   KEYS[3] lease    zset  id -> lease expiry ms
   KEYS[4] tokens   hash  id -> lease token of the current claim
   KEYS[5] marker   zset
+  KEYS[6] deliveries hash id -> times claimed since its last acknowledgement (redeliveries of a crash are counted)
   ARGV[1] count, ARGV[2] lease ms, ARGV[3] token prefix (unique per call), ARGV[4] promote limit
   returns { next delayed due ms or "-1", id1, token1, id2, token2, ... }
 ]]
@@ -32,6 +33,7 @@ for i = 1, #popped, 2 do
   n = n + 1
   local token = ARGV[3] .. '.' .. n
   redis.call('HSET', KEYS[4], id, token)
+  redis.call('HINCRBY', KEYS[6], id, 1)
   redis.call('ZADD', KEYS[3], expiry, id)
   result[#result + 1] = id
   result[#result + 1] = token

@@ -1,0 +1,259 @@
+/**
+ * @module recording — the worker's write-behind of start records and outcomes (group commit).
+ *
+ * An attempt starts running as soon as it is claimed and read. Its start record (waiting -> running, with the lease
+ * token) and, later, its outcome are queued here and written by one statement per flush, together with those of
+ * every other attempt that started or finished meanwhile. When an attempt finishes before its start record went
+ * out, both are written as one row change. The guarantees do not move: every write is a conditional UPDATE fenced
+ * by the lease token, a start record that loses (the row was cancelled or taken) stops the attempt, and an attempt
+ * whose worker dies before anything was written is redelivered by Redis (and counted, so a job that kills its
+ * worker every time still ends dead).
+ */
+import type { Claim, Clock, Logger, Outcome, RecordResult, StartedExecution, TransitionSink, WorkerQueue, WorkerStore } from './ports';
+import { createdTransition, outcomeTransition, startedTransition } from './transitions';
+import type { Lane, Transition } from './types';
+
+export interface RecordingCounts {
+  succeeded: number;
+  failed: number;
+  dead: number;
+  rejected: number;
+}
+
+interface Started {
+  execution: StartedExecution;
+  /** performance.now() when it started running. */
+  startedAt: number;
+  at: Date;
+}
+
+export interface RecorderDeps {
+  store: Pick<WorkerStore, 'executionsRecord'>;
+  queue: Pick<WorkerQueue, 'settle'>;
+  clock: Clock;
+  sink: TransitionSink;
+  logger: Logger;
+}
+
+/** Most rows one flush statement carries. */
+const MAX_BATCH = 1000;
+
+export class Recorder {
+  /** Running attempts whose start record is not written yet. */
+  private readonly unrecorded = new Map<string, Started>();
+  /** Running attempts whose start record is written. */
+  private readonly recorded = new Map<string, Started>();
+  private readonly outcomes = new Map<string, { outcome: Outcome; started: Started; startRecorded: boolean }>();
+  private flushing: Promise<void> | null = null;
+
+  constructor(
+    private readonly deps: RecorderDeps,
+    private readonly options: {
+      workerId: string;
+      leaseMs: number;
+      counts: RecordingCounts;
+      /** Called when a start record lost its race: the attempt must stop without recording anything. */
+      onStartLost: (id: string) => void;
+      /** Called after each flush (slots for claiming may have opened). */
+      onFlushed: () => void;
+    },
+  ) {}
+
+  /** Outcomes not yet written; the worker stops claiming while too many pile up. */
+  get backlog(): number {
+    return this.outcomes.size;
+  }
+
+  get idle(): boolean {
+    return this.outcomes.size === 0 && this.unrecorded.size === 0 && !this.flushing;
+  }
+
+  /** An attempt began running. `alreadyRecorded`: its start was written synchronously (overlap-restricted jobs). */
+  started(execution: StartedExecution, alreadyRecorded: boolean): void {
+    const started = { execution, startedAt: performance.now(), at: this.deps.clock.now() };
+    if (alreadyRecorded) {
+      this.recorded.set(execution.id, started);
+      this.deps.sink.emit([startedTransition(execution, started.at, this.options.workerId)]);
+    } else {
+      this.unrecorded.set(execution.id, started);
+      this.schedule();
+    }
+  }
+
+  /** An attempt finished; its outcome will be written with the next flush. */
+  finished(outcome: Outcome): void {
+    const id = outcome.id;
+    const recorded = this.recorded.get(id);
+    const started = recorded ?? this.unrecorded.get(id);
+    if (!started) return; // its start record lost its race: nothing of ours to write
+    this.recorded.delete(id);
+    this.unrecorded.delete(id);
+    this.outcomes.set(id, { outcome, started, startRecorded: recorded !== undefined });
+    this.schedule();
+  }
+
+  /** An attempt ended without an outcome of ours to write (cancelled, released): forget its start. */
+  forget(id: string): void {
+    this.recorded.delete(id);
+    this.unrecorded.delete(id);
+  }
+
+  /** Claims whose lease in PostgreSQL must be extended (start written, outcome maybe pending). */
+  recordedClaims(): (Claim & { lane: Lane })[] {
+    const claims: (Claim & { lane: Lane })[] = [];
+    for (const s of this.recorded.values()) claims.push({ id: s.execution.id, token: s.execution.token, lane: s.execution.lane });
+    for (const o of this.outcomes.values()) {
+      if (o.startRecorded) claims.push({ id: o.outcome.id, token: o.outcome.token, lane: o.outcome.lane });
+    }
+    return claims;
+  }
+
+  /** Every claim this worker still holds in Redis (running or waiting to be written). */
+  heldClaims(): (Claim & { lane: Lane })[] {
+    const claims: (Claim & { lane: Lane })[] = [];
+    for (const map of [this.recorded, this.unrecorded]) {
+      for (const s of map.values()) claims.push({ id: s.execution.id, token: s.execution.token, lane: s.execution.lane });
+    }
+    for (const o of this.outcomes.values()) claims.push({ id: o.outcome.id, token: o.outcome.token, lane: o.outcome.lane });
+    return claims;
+  }
+
+  isRecorded(id: string): boolean {
+    return this.recorded.has(id);
+  }
+
+  async drain(): Promise<void> {
+    while (this.outcomes.size > 0 || this.unrecorded.size > 0 || this.flushing) {
+      this.schedule();
+      await this.flushing;
+    }
+  }
+
+  private schedule(): void {
+    if (this.flushing) return;
+    this.flushing = this.flushLoop().finally(() => {
+      this.flushing = null;
+    });
+  }
+
+  private async flushLoop(): Promise<void> {
+    let failures = 0;
+    while (this.outcomes.size > 0 || this.unrecorded.size > 0) {
+      // Let attempts starting or finishing in this turn of the event loop join the batch.
+      await new Promise((resolve) => setImmediate(resolve));
+      const outcomes = take(this.outcomes.values(), MAX_BATCH);
+      const starts = take(this.unrecorded.values(), MAX_BATCH);
+      try {
+        await this.write(starts, outcomes);
+        failures = 0;
+      } catch (error) {
+        failures++;
+        this.deps.logger.warn({
+          event: 'worker.record_failed',
+          worker_id: this.options.workerId,
+          outcomes: outcomes.length,
+          starts: starts.length,
+          failures,
+          err: String(error),
+        });
+        // Outcomes stay in memory (their leases keep being extended) until the database answers again.
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 100 * 2 ** Math.min(failures, 6))));
+      }
+      this.options.onFlushed();
+    }
+  }
+
+  private async write(
+    starts: Started[],
+    outcomes: { outcome: Outcome; started: Started; startRecorded: boolean }[],
+  ): Promise<void> {
+    const now = performance.now();
+    const result: RecordResult = await this.deps.store.executionsRecord({
+      workerId: this.options.workerId,
+      leaseMs: this.options.leaseMs,
+      starts: starts.map((s) => ({ id: s.execution.id, token: s.execution.token, elapsedMs: Math.round(now - s.startedAt) })),
+      outcomes: outcomes.map((o) => o.outcome),
+    });
+    const transitions: Transition[] = [];
+    for (const s of starts) {
+      const id = s.execution.id;
+      if (!this.unrecorded.has(id)) {
+        // Finished (or forgotten) while the statement ran; its outcome, if any, is fenced on its own.
+        const pending = this.outcomes.get(id);
+        if (pending && result.started.has(id)) {
+          pending.startRecorded = true;
+          transitions.push(startedTransition(s.execution, s.at, this.options.workerId));
+        }
+        continue;
+      }
+      this.unrecorded.delete(id);
+      if (result.started.has(id)) {
+        this.recorded.set(id, s);
+        transitions.push(startedTransition(s.execution, s.at, this.options.workerId));
+      } else {
+        this.options.onStartLost(id);
+      }
+    }
+    const recordedIds = new Set(result.recorded.map((o) => o.id));
+    for (const o of outcomes) {
+      this.outcomes.delete(o.outcome.id);
+      if (!recordedIds.has(o.outcome.id)) continue;
+      if (!o.startRecorded && !result.started.has(o.outcome.id)) {
+        transitions.push(startedTransition(o.started.execution, o.started.at, this.options.workerId));
+      }
+      transitions.push(outcomeTransition(o.outcome, this.deps.clock.now(), this.options.workerId));
+    }
+    const at = this.deps.clock.now();
+    for (const retry of result.retries) transitions.push(createdTransition(retry, at, this.options.workerId));
+    if (transitions.length > 0) this.deps.sink.emit(transitions);
+    for (const rejected of result.rejected) {
+      this.deps.logger.warn({
+        event: 'execution.outcome_rejected',
+        execution_id: rejected.id,
+        job_id: rejected.jobId,
+        attempt: rejected.attempt,
+        worker_id: this.options.workerId,
+        outcome: rejected.status,
+        reason: 'the attempt is no longer ours: cancelled, or reaped after its lease expired',
+      });
+    }
+    const counts = this.options.counts;
+    counts.rejected += result.rejected.length;
+    for (const o of result.recorded) counts[o.status]++;
+    await settle(this.deps, outcomes.map((o) => o.outcome), result, this.options.workerId);
+  }
+}
+
+/**
+ * Tells Redis what PostgreSQL now says: finished claims are acknowledged, dead ones dead-lettered, retries pushed.
+ * A failure here loses nothing: leases expire and the reconciler pushes what Redis is missing.
+ */
+export async function settle(
+  deps: { queue: Pick<WorkerQueue, 'settle'>; logger: Logger },
+  outcomes: Outcome[],
+  result: Pick<RecordResult, 'recorded' | 'retries'>,
+  workerId: string | null,
+): Promise<void> {
+  const lanes = new Set<Lane>([...outcomes.map((o) => o.lane), ...result.retries.map((r) => r.lane)]);
+  for (const lane of lanes) {
+    try {
+      await deps.queue.settle({
+        lane,
+        acks: outcomes.filter((o) => o.lane === lane),
+        dead: result.recorded.filter((o) => o.lane === lane && o.status === 'dead').map((o) => o.id),
+        push: result.retries.filter((r) => r.lane === lane),
+      });
+    } catch (error) {
+      deps.logger.warn({ event: 'worker.settle_failed', worker_id: workerId, lane, err: String(error) });
+    }
+  }
+}
+
+function take<T>(values: IterableIterator<T>, max: number): T[] {
+  const out: T[] = [];
+  for (const v of values) {
+    if (out.length >= max) break;
+    out.push(v);
+  }
+  return out;
+}
