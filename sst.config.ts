@@ -4,20 +4,20 @@
 export default $config({
   app(input) {
     return {
-      name: "jobs-scheduler",
-      home: "aws",
-      removal: input.stage === "production" ? "retain" : "remove",
-      protect: ["production"].includes(input.stage),
+      name: 'jobs-scheduler',
+      home: 'aws',
+      removal: input.stage === 'production' ? 'retain' : 'remove',
+      protect: ['production'].includes(input.stage),
     };
   },
   async run() {
-    await import("./infra/network");
-    await import("./infra/data");
-    const { bus } = await import("./infra/events");
-    await import("./infra/migrate");
-    const { api } = await import("./infra/api");
-    await import("./infra/workers");
-    await import("./infra/scheduler");
+    await import('./infra/network');
+    await import('./infra/data');
+    const { bus } = await import('./infra/events');
+    await import('./infra/migrate');
+    const { api } = await import('./infra/api');
+    await import('./infra/workers');
+    await import('./infra/scheduler');
 
     return {
       api: api.url,

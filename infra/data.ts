@@ -1,19 +1,19 @@
 /** PostgreSQL (RDS), Redis (ElastiCache), the API key secret, and the connection URLs built from them. */
-import { vpc } from "./network";
-import { isProduction } from "./stage";
+import { vpc } from './network';
+import { isProduction } from './stage';
 
-export const database = new sst.aws.Postgres("Database", {
+export const database = new sst.aws.Postgres('Database', {
   vpc,
   // Every Lambda container holds its own connection; the proxy pools them when concurrency grows.
   // The component then reports the proxy endpoint as `host`.
   proxy: isProduction,
   dev: {
-    host: "127.0.0.1",
+    host: '127.0.0.1',
     port: 5432,
-    username: "postgres",
+    username: 'postgres',
     // The component refuses `sst dev` without a password; empty matches trust auth in docker-compose.yml.
-    password: "",
-    database: "postgres",
+    password: '',
+    database: 'postgres',
   },
   // The component hard-codes skipFinalSnapshot; `removal: retain` does not cover replacements.
   transform: isProduction
@@ -27,20 +27,20 @@ export const database = new sst.aws.Postgres("Database", {
     : undefined,
 });
 
-export const redis = new sst.aws.Redis("Redis", {
+export const redis = new sst.aws.Redis('Redis', {
   vpc,
-  engine: "valkey",
+  engine: 'valkey',
   // Cluster mode is the component's default; spelled out because REDIS_CLUSTER depends on it.
   cluster: { nodes: 1 },
   // Evicting a lease or a delayed id would silently drop work; fail writes instead.
-  parameters: { "maxmemory-policy": "noeviction" },
-  dev: { host: "127.0.0.1", port: 6379 },
+  parameters: { 'maxmemory-policy': 'noeviction' },
+  dev: { host: '127.0.0.1', port: 6379 },
 });
 
-export const apiKeys = new sst.Secret("ApiKeys");
+export const apiKeys = new sst.Secret('ApiKeys');
 
 // Generated passwords may contain URL delimiters (the Redis auth token uses "!&#$^<>-").
-const encode = (value: string | undefined) => encodeURIComponent(value ?? "");
+const encode = (value: string | undefined) => encodeURIComponent(value ?? '');
 
 function postgresUrl(host: $util.Input<string>) {
   const credentials = $resolve([database.username, database.password]).apply(([user, password]) =>
@@ -58,12 +58,13 @@ export const databaseUrl = postgresUrl(database.host);
  */
 export const migrationDatabaseUrl = postgresUrl(database.nodes.instance?.address ?? database.host);
 
-/** The runtime's values are off | require | verify; RDS only needs encryption here (`rds.force_ssl` is 0). */
-export const databaseSsl = $dev ? "off" : "require";
+/** The runtime takes off | require | verify; `require` encrypts without checking RDS's certificate. */
+export const databaseSsl = $dev ? 'off' : 'require';
 
 /** ElastiCache enforces TLS (`transitEncryptionMode: required`) and AUTH; local Redis has neither. */
 export const redisUrl = $dev
   ? $interpolate`redis://${redis.host}:${redis.port}`
   : $interpolate`rediss://${redis.username}:${$output(redis.password).apply(encode)}@${redis.host}:${redis.port}`;
 
-export const redisCluster = $dev ? "false" : "true";
+/** ElastiCache runs in cluster mode (above); local Redis is a single server. */
+export const redisCluster = $dev ? 'false' : 'true';

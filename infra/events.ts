@@ -1,9 +1,9 @@
 /** The EventBridge bus for execution state-transition events and the tick's "work-available" wake-ups. */
 
-export const bus = new sst.aws.Bus("Events");
+export const bus = new sst.aws.Bus('Events');
 
 /** The wake-up the tick publishes when it queued work; the runtime must send exactly these values. */
 export const workAvailable = {
-  source: "jobs.scheduler",
-  detailType: "work-available",
+  source: 'jobs.scheduler',
+  detailType: 'work-available',
 } as const;

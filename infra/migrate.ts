@@ -1,14 +1,15 @@
 /** The migration Lambda and its deploy-time invocation, which every other function and the service wait for. */
-import { database, databaseSsl, migrationDatabaseUrl } from "./data";
-import { lambdaDefaults } from "./runtime";
+import { migrationDatabaseUrl } from './data';
+import { lambdaDefaults, sharedEnvironment, sharedLink } from './runtime';
 
-const environment = { DATABASE_URL: migrationDatabaseUrl, DATABASE_SSL: databaseSsl };
+// The whole contract, because the runtime's start-up check also pings Redis; only the database URL differs.
+const environment = { ...sharedEnvironment, DATABASE_URL: migrationDatabaseUrl };
 
-export const migrator = new sst.aws.Function("Migrate", {
+export const migrator = new sst.aws.Function('Migrate', {
   ...lambdaDefaults,
-  handler: "functions/migrate.handler",
-  timeout: "5 minutes",
-  link: [database],
+  handler: 'functions/migrate.handler',
+  timeout: '5 minutes',
+  link: sharedLink,
   environment,
 });
 
@@ -19,16 +20,16 @@ export const migrator = new sst.aws.Function("Migrate", {
  */
 export const migration = $dev
   ? undefined
-  : new aws.lambda.Invocation("MigrateOnDeploy", {
+  : new aws.lambda.Invocation('MigrateOnDeploy', {
       functionName: migrator.name,
-      input: JSON.stringify({ source: "deploy" }),
+      input: JSON.stringify({ source: 'deploy' }),
       // A new value on every deploy replaces the resource, and a replacement invokes the function again.
       triggers: { deployedAt: new Date().toISOString() },
     });
 
 if ($dev) {
-  new sst.x.DevCommand("MigrateLocal", {
-    dev: { command: "npm run migrate", autostart: true },
+  new sst.x.DevCommand('MigrateLocal', {
+    dev: { command: 'npm run migrate', autostart: true },
     environment,
   });
 }

@@ -1,7 +1,7 @@
 /** The runtime contract: the environment every entry point reads, its durations, and shared Lambda settings. */
-import { vpc } from "./network";
-import { database, databaseSsl, databaseUrl, redis, redisCluster, redisUrl } from "./data";
-import { bus } from "./events";
+import { vpc } from './network';
+import { database, databaseSsl, databaseUrl, redis, redisCluster, redisUrl } from './data';
+import { bus } from './events';
 
 /** How often the tick runs: EventBridge's finest rate (the schedule in infra/scheduler.ts). */
 export const TICK_INTERVAL_SECONDS = 60;
@@ -33,7 +33,7 @@ export const sharedEnvironment = {
   REDIS_URL: redisUrl,
   REDIS_CLUSTER: redisCluster,
   // A {hash-tag} keeps every key of the queue in one slot, so multi-key Lua works in cluster mode.
-  QUEUE_PREFIX: "{jobs}",
+  QUEUE_PREFIX: '{jobs}',
   EVENT_BUS_NAME: bus.name,
   SCHEDULE_INTERVAL: seconds(TICK_INTERVAL_SECONDS),
   LOOKAHEAD: seconds(LOOKAHEAD_SECONDS),
@@ -45,8 +45,8 @@ export const sharedEnvironment = {
 export const sharedLink = [database, redis, bus];
 
 export const lambdaDefaults = {
-  runtime: "nodejs22.x",
+  runtime: 'nodejs22.x',
   // About 20% cheaper than x86 and the dependencies are pure JavaScript.
-  architecture: "arm64",
+  architecture: 'arm64',
   vpc,
 } satisfies Partial<sst.aws.FunctionArgs>;

@@ -73,6 +73,14 @@ interface Scenario {
 
 let recorded: Recorded[] = [];
 
+let scenario: Scenario | undefined;
+
+function currentScenario(): Scenario {
+  if (!scenario) throw new Error('evaluateSstConfig() sets the scenario first');
+  return scenario;
+}
+
+/** Records itself on construction; subclasses name their kind and add the outputs the infra reads. */
 class FakeComponent {
   static kind = 'component';
   /** Whether this component was built under `sst dev`; captured so later scenarios do not leak in. */
@@ -119,13 +127,13 @@ class FakePostgres extends FakeComponent {
     return fakeOutput(resolve(this.args.proxy) ? FAKE.postgres.proxyHost : FAKE.postgres.instanceHost);
   }
   get port() {
-    return fakeOutput(this.local ? (this.local.port ?? 5432) : FAKE.postgres.port);
+    return fakeOutput(this.local ? this.local.port ?? 5432 : FAKE.postgres.port);
   }
   get username() {
     return fakeOutput(this.local?.username ?? this.args.username ?? FAKE.postgres.username);
   }
   get password() {
-    return fakeOutput(this.local ? (this.local.password ?? this.args.password ?? '') : FAKE.postgres.password);
+    return fakeOutput(this.local ? this.local.password ?? this.args.password ?? '' : FAKE.postgres.password);
   }
   get database() {
     return fakeOutput(this.local?.database ?? this.args.database ?? FAKE.postgres.database);
@@ -138,16 +146,16 @@ class FakePostgres extends FakeComponent {
 class FakeRedis extends FakeComponent {
   static override kind = 'sst.aws.Redis';
   get host() {
-    return fakeOutput(this.local ? (this.local.host ?? 'localhost') : FAKE.redis.host);
+    return fakeOutput(this.local ? this.local.host ?? 'localhost' : FAKE.redis.host);
   }
   get port() {
-    return fakeOutput(this.local ? (this.local.port ?? 6379) : FAKE.redis.port);
+    return fakeOutput(this.local ? this.local.port ?? 6379 : FAKE.redis.port);
   }
   get username() {
     return fakeOutput(this.local?.username ?? FAKE.redis.username);
   }
   get password() {
-    return fakeOutput(this.local ? (this.local.password ?? '') : FAKE.redis.password);
+    return fakeOutput(this.local ? this.local.password ?? '' : FAKE.redis.password);
   }
 }
 
@@ -207,25 +215,7 @@ function interpolate(strings: TemplateStringsArray, ...values: unknown[]) {
   );
 }
 
-let scenario: Scenario | undefined;
-
-function currentScenario(): Scenario {
-  if (!scenario) throw new Error('evaluateSstConfig() sets the scenario first');
-  return scenario;
-}
-
-const GLOBAL_NAMES = [
-  '$config',
-  '$app',
-  '$dev',
-  '$interpolate',
-  '$output',
-  '$resolve',
-  '$jsonStringify',
-  '$jsonParse',
-  'sst',
-  'aws',
-] as const;
+const GLOBAL_NAMES = ['$config', '$app', '$dev', '$interpolate', '$output', '$resolve', 'sst', 'aws'] as const;
 
 function installSstGlobals(current: Scenario) {
   scenario = current;
@@ -254,8 +244,6 @@ function installSstGlobals(current: Scenario) {
     $interpolate: interpolate,
     $output: fakeOutput,
     $resolve: (values: unknown) => fakeOutput(resolve(values)),
-    $jsonStringify: (value: unknown) => fakeOutput(JSON.stringify(resolve(value))),
-    $jsonParse: (value: unknown) => fakeOutput(JSON.parse(String(resolve(value)))),
     sst,
     aws,
   });
@@ -282,10 +270,6 @@ export class ResourceGraph {
       throw new Error(`expected one ${kind} "${name}", found ${found.length} (have: ${known.join(', ') || 'none'})`);
     }
     return found[0]!;
-  }
-
-  has(kind: string, name: string): boolean {
-    return this.recorded.some((r) => r.kind === kind && r.name === name);
   }
 }
 
