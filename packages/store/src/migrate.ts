@@ -24,41 +24,51 @@ export function migrations(): Migration[] {
 
 /**
  * Applies pending migrations to the schema the pool's connections use; returns the versions applied.
+ * Each migration runs in its own transaction holding a transaction-scoped advisory lock (keyed by schema), and
+ * re-checks inside it whether another process applied that version meanwhile. A transaction-scoped lock, unlike a
+ * session lock held across transactions, stays correct behind a connection pooler such as RDS Proxy.
  * @example await migrate(pool)
  */
 export async function migrate(pool: pg.Pool): Promise<number[]> {
   const client = await pool.connect();
+  const lock = `SELECT pg_advisory_xact_lock(hashtext('jobs-scheduler-migrate:' || current_schema()))`;
   try {
-    // Keyed by schema, so isolated test schemas migrate in parallel while replicas of one deployment serialise.
-    await client.query(`SELECT pg_advisory_lock(hashtext('jobs-scheduler-migrate:' || current_schema()))`);
-    try {
+    const applied: number[] = [];
+    await inTransaction(client, async () => {
+      await client.query(lock);
       await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version integer PRIMARY KEY,
         name text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now()
       )`);
-      const done = new Set(
-        (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
-      );
-      const applied: number[] = [];
-      for (const m of migrations()) {
-        if (done.has(m.version)) continue;
-        await client.query('BEGIN');
+    });
+    for (const m of migrations()) {
+      await inTransaction(client, async () => {
+        await client.query(lock);
+        const done = await client.query('SELECT 1 FROM schema_migrations WHERE version = $1', [m.version]);
+        if (done.rowCount) return;
         try {
           await client.query(m.sql);
-          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
-          await client.query('COMMIT');
         } catch (error) {
-          await client.query('ROLLBACK');
           throw new Error(`migration ${m.version}_${m.name} failed: ${(error as Error).message}`);
         }
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
         applied.push(m.version);
-      }
-      return applied;
-    } finally {
-      await client.query(`SELECT pg_advisory_unlock(hashtext('jobs-scheduler-migrate:' || current_schema()))`);
+      });
     }
+    return applied;
   } finally {
     client.release();
+  }
+}
+
+async function inTransaction(client: pg.PoolClient, work: () => Promise<void>): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    await work();
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
   }
 }
