@@ -20,6 +20,7 @@ export function engine(env: TestEnv, options: { clock?: Clock } = {}) {
   const clock = options.clock ?? systemClock;
   const deps = { store: env.store, queue: env.queue, clock, sink: rec.sink, logger: rec.logger };
   const workers: Worker[] = [];
+  const unsubscribers: (() => Promise<void>)[] = [];
   return {
     ...rec,
     deps: deps as typeof deps & CommandDeps,
@@ -40,8 +41,11 @@ export function engine(env: TestEnv, options: { clock?: Clock } = {}) {
           ...opts,
         },
       );
+      // Cancels reach this worker over pub/sub, as in the real processes (functions/worker-setup.ts).
+      const unsubscribe = await env.queue.subscribeCancels((ids) => ids.forEach((id) => worker.cancel(id)));
       await worker.start();
       workers.push(worker);
+      unsubscribers.push(unsubscribe);
       return worker;
     },
     tick: (lookaheadMs = 5000, misfireGraceMs?: number) => runTick(deps, { lookaheadMs, misfireGraceMs }),
@@ -49,6 +53,7 @@ export function engine(env: TestEnv, options: { clock?: Clock } = {}) {
     reconcile: () => reconcileOnce(deps),
     async stopAll(graceMs = 5000) {
       await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs })));
+      await Promise.all(unsubscribers.splice(0).map((u) => u()));
     },
   };
 }

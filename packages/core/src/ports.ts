@@ -48,7 +48,7 @@ export interface PlannedFire {
 
 export interface FirePlan {
   fires: PlannedFire[];
-  /** Missed fire times dropped by the misfire policy (only counted and logged). */
+  /** 1 when missed fire times of this job were dropped by the misfire policy (logged, not enumerated). */
   droppedMisfires: number;
   nextRunAt: Date | null;
 }

@@ -4,7 +4,8 @@
  * A fire time is *missed* when it is older than `now - graceMs` by the time a tick first sees it (the scheduler was
  * down, or the job was created with a past `run_at`). Policies:
  * - `skip`: missed fire times are dropped; the job runs at its next regular time.
- * - `run_once` (default): one run for all missed fire times, scheduled for the latest of them (it starts now).
+ * - `run_once` (default): one run for all missed fire times, scheduled for the latest of them (it starts now);
+ *   none if a regular fire time is due now anyway (that run covers the missed ones).
  * - `catch_up`: every missed fire time runs, the most recent `catchUpMax` of them.
  * Whatever the policy, a missed fire time older than `misfireDeadlineMs` is dropped.
  * Fire times are never enumerated one by one across a long outage: the latest missed ones are found backwards.
@@ -68,20 +69,24 @@ export function planFires(job: Job, { now, horizon, graceMs }: PlanOptions): Fir
   const schedule = jobSchedule(job);
   if (!schedule) return { fires: [], droppedMisfires: 0, nextRunAt: null };
 
+  // Regular fire times: from max(start, cutoff) up to the horizon.
+  const regular: PlannedFire[] = [];
+  let t: Date | null = start >= cutoff ? start : nextFireTime(schedule, new Date(cutoff.getTime() - 1));
+  while (t && t <= horizon && regular.length < MAX_FIRES_PER_TICK) {
+    regular.push({ scheduledFor: t });
+    t = nextFireTime(schedule, t);
+  }
   const fires: PlannedFire[] = [];
   let droppedMisfires = 0;
   if (start < cutoff) {
-    const missed = latestMissed(schedule, start, cutoff, job.misfire === 'catch_up' ? job.catchUpMax : 1);
-    const kept = job.misfire === 'skip' ? [] : missed.filter(withinDeadline);
-    droppedMisfires = missed.length - kept.length;
-    for (const t of kept) fires.push({ scheduledFor: t });
+    const dueNow = regular.length > 0 && regular[0]!.scheduledFor <= now;
+    const quota = job.misfire === 'catch_up' ? job.catchUpMax : job.misfire === 'run_once' && !dueNow ? 1 : 0;
+    const missed = quota > 0 ? latestMissed(schedule, start, cutoff, quota).filter(withinDeadline) : [];
+    for (const m of missed) fires.push({ scheduledFor: m });
+    // Counted per job: the slots themselves are never enumerated across a long outage.
+    if (missed.length < Math.max(quota, 1)) droppedMisfires = 1;
   }
-  // Regular fire times: from max(start, cutoff) up to the horizon.
-  let t: Date | null = start >= cutoff ? start : nextFireTime(schedule, new Date(cutoff.getTime() - 1));
-  while (t && t <= horizon && fires.length < MAX_FIRES_PER_TICK) {
-    fires.push({ scheduledFor: t });
-    t = nextFireTime(schedule, t);
-  }
+  fires.push(...regular);
   return { fires, droppedMisfires, nextRunAt: t };
 }
 
