@@ -69,6 +69,44 @@ describe('crash recovery', () => {
     expect(rows[0].n).toBe(1);
   });
 
+  it('ends a job that kills its worker every time dead, after its retries, without blocking other jobs', async () => {
+    const poison = await createJob(e.deps, jobSpec({ handler: 'crash', maxRetries: 1 }));
+    const healthy = await createJob(e.deps, jobSpec({ handler: 'noop' }));
+    const { execution } = await triggerJob(e.deps, { jobId: poison.id });
+    const fine = [];
+    let crashes = 0;
+    for (let round = 0; round < 12; round++) {
+      fine.push((await triggerJob(e.deps, { jobId: healthy.id })).execution.id);
+      const worker = workerProcess({ LEASE_TIMEOUT: '1s', WORKER_CONCURRENCY: '1' });
+      const exit = await Promise.race([worker.exited, new Promise((r) => setTimeout(r, 4000, null))]);
+      if (exit) crashes++;
+      else {
+        worker.kill('SIGTERM');
+        await worker.exited;
+      }
+      await new Promise((r) => setTimeout(r, 1100)); // let the Redis lease of the crashed claim expire
+      await e.reap();
+      const chain = await env.store.executionList({ jobId: poison.id, limit: 10 });
+      if (chain.some((x) => x.status === 'dead')) break;
+    }
+    const chain = (await env.store.executionList({ jobId: poison.id, limit: 10 })).reverse();
+    expect(chain.map((x) => [x.attempt, x.status])).toEqual([
+      [1, 'failed'],
+      [2, 'dead'],
+    ]);
+    expect(chain[0]!.retryOf).toBeNull();
+    expect(chain[0]!.id).toBe(execution.id);
+    expect(chain[1]!.error).toMatch(/worker lost \d times before the attempt's start was recorded/);
+    expect(crashes).toBeGreaterThanOrEqual(2);
+    // The healthy job's runs were not held up by the poison one.
+    const worker = workerProcess();
+    await worker.waitFor(/worker\.started/);
+    await eventually(async () => {
+      const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'succeeded'`, [healthy.id]);
+      return rows[0].n === fine.length;
+    });
+  }, 90_000);
+
   it('rejects a late completion carrying a stale lease token', async () => {
     const job = await createJob(e.deps, jobSpec({ maxRetries: 1 }));
     const { execution } = await triggerJob(e.deps, { jobId: job.id });
