@@ -61,8 +61,10 @@ CREATE TABLE executions (
   duration_ms      integer
 );
 
--- A fire time is materialised once, however many ticks race for it.
-CREATE UNIQUE INDEX executions_fire_time ON executions (job_id, scheduled_for) WHERE trigger IN ('cron', 'once');
+-- A fire time is materialised once, however many ticks race for it. A fire time cancelled before it ran (by a pause)
+-- leaves the index, so resuming can materialise it again.
+CREATE UNIQUE INDEX executions_fire_time ON executions (job_id, scheduled_for)
+  WHERE trigger IN ('cron', 'once') AND status <> 'cancelled';
 CREATE UNIQUE INDEX executions_idempotency ON executions (job_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
 -- History of one job, newest first.
 CREATE INDEX executions_job ON executions (job_id, id DESC);

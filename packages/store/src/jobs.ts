@@ -182,7 +182,7 @@ export async function jobsMaterialiseDue(
          SELECT f.job_id, f.trigger, 'queued', j.lane, j.priority, f.scheduled_for
          FROM unnest($1::bigint[], $2::timestamptz[], $3::text[]) AS f(job_id, scheduled_for, trigger)
          JOIN jobs j ON j.id = f.job_id
-         ON CONFLICT (job_id, scheduled_for) WHERE trigger IN ('cron', 'once') DO NOTHING
+         ON CONFLICT (job_id, scheduled_for) WHERE trigger IN ('cron', 'once') AND status <> 'cancelled' DO NOTHING
          RETURNING ${CREATED_COLUMNS}`,
         [fireJobIds, fireTimes, fireTriggers],
       );

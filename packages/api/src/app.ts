@@ -1,0 +1,86 @@
+/**
+ * @module app — createApp(deps): the REST API as a Hono app. Routes live in routes/, shapes in schemas/; this module
+ * only orders the middleware (request log, 405, auth, body limit) and renders the OpenAPI document.
+ */
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { CommandDeps } from '@jobs/core';
+import { bodyLimit } from 'hono/body-limit';
+import { methodNotAllowed } from 'hono/method-not-allowed';
+import { bearerAuth } from './auth';
+import type { ApiDeps, ApiEnv } from './deps';
+import { ApiError, errorBody, onError, validationHook } from './errors';
+import { requestLog } from './request-log';
+import { executionRoutes } from './routes/executions';
+import { healthRoutes } from './routes/health';
+import { jobRoutes } from './routes/jobs';
+import { systemRoutes } from './routes/system';
+
+export const API_PREFIX = '/api/v1';
+export const API_VERSION = '1.0.0';
+
+/**
+ * @example
+ *   const app = createApp({ store, queue, clock: systemClock, sink, logger, apiKeys: ['secret'],
+ *     bodyLimitBytes: 262144, shortLaneMaxTimeoutMs: 600_000, workerActiveWithinMs: 60_000 });
+ *   const res = await app.request('/api/v1/jobs', { headers: { Authorization: 'Bearer secret' } });
+ */
+export function createApp(deps: ApiDeps) {
+  const root = new OpenAPIHono<ApiEnv>({ defaultHook: validationHook });
+  const v1 = new OpenAPIHono<ApiEnv>({ defaultHook: validationHook });
+  const commands: CommandDeps = { store: deps.store, queue: deps.queue, clock: deps.clock, sink: deps.sink, logger: deps.logger };
+
+  root.use('*', requestLog(deps.logger));
+  root.use(
+    '*',
+    methodNotAllowed({
+      app: root,
+      onMethodNotAllowed: (c, methods) =>
+        c.json(errorBody('method_not_allowed', `${c.req.method} is not allowed here; use ${methods.join(', ')}`), 405, {
+          Allow: methods.join(', '),
+        }),
+    }),
+  );
+
+  v1.use('*', bearerAuth(deps.apiKeys));
+  v1.use(
+    '*',
+    bodyLimit({
+      maxSize: deps.bodyLimitBytes,
+      onError: () => {
+        throw new ApiError(413, 'payload_too_large', `request body exceeds ${deps.bodyLimitBytes} bytes`);
+      },
+    }),
+  );
+  jobRoutes(v1, deps, commands);
+  executionRoutes(v1, deps, commands);
+  systemRoutes(v1, deps);
+
+  let document: unknown = null;
+  v1.get('/openapi.json', (c) => {
+    document ??= root.getOpenAPI31Document({
+      openapi: '3.1.0',
+      info: {
+        title: 'Jobs scheduler API',
+        version: API_VERSION,
+        description: 'A durable job scheduler: jobs (cron, one-off or manual), their executions, workers and stats.',
+      },
+      security: [{ bearerAuth: [] }],
+      tags: [{ name: 'jobs' }, { name: 'executions' }, { name: 'system' }],
+    });
+    return c.json(document as object, 200);
+  });
+
+  root.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'One of the keys in API_KEYS. Required on every /api/v1 route when API_KEYS is set.',
+  });
+  healthRoutes(root, deps);
+  root.route(API_PREFIX, v1);
+
+  root.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
+  root.onError(onError(deps.logger));
+  return root;
+}
+
+export type App = ReturnType<typeof createApp>;

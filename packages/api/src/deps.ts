@@ -1,0 +1,27 @@
+/** @module deps — what the API needs from the outside; functions/ builds it once per process from Context + Config. */
+import type { Clock, Logger, TransitionSink } from '@jobs/core';
+import type { Queue } from '@jobs/queue';
+import type { Store } from '@jobs/store';
+
+export interface ApiDeps {
+  store: Store;
+  queue: Queue;
+  clock: Clock;
+  sink: TransitionSink;
+  logger: Logger;
+  /** Bearer keys accepted on /api/v1; empty: the API is open (local development only). */
+  apiKeys: string[];
+  /** Larger request bodies get a 413. */
+  bodyLimitBytes: number;
+  /** Jobs with a longer timeout default to the long lane, and may not ask for the short one. */
+  shortLaneMaxTimeoutMs: number;
+  /** GET /workers lists workers that heartbeated within this window. */
+  workerActiveWithinMs: number;
+  /** Each /healthz probe gives up after this long (default 2000 ms). */
+  healthTimeoutMs?: number;
+}
+
+/** Hono environment of every route: the request id set by the request-log middleware. */
+export interface ApiEnv {
+  Variables: { requestId: string };
+}

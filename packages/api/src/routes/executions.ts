@@ -1,0 +1,105 @@
+/** @module routes/executions — list and read executions; cancel a live one; replay a dead or failed one. */
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { cancelExecution, NotFoundError, replayExecution, type CommandDeps } from '@jobs/core';
+import type { ApiDeps, ApiEnv } from '../deps';
+import { ApiError } from '../errors';
+import { keysetPage } from '../pagination';
+import { IdParams, PageQuery, conflictResponse, errorResponses, json, notFoundResponse, pageSchema } from '../schemas/common';
+import { Execution, ExecutionListQuery } from '../schemas/executions';
+import { executionJson } from '../serializers';
+
+const tags = ['executions'];
+const ExecutionPage = pageSchema(Execution, 'ExecutionPage');
+
+export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: CommandDeps): void {
+  const load = async (id: string) => {
+    const execution = await deps.store.executionGet(id);
+    if (!execution) throw new NotFoundError('execution', id);
+    return executionJson(execution);
+  };
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/executions',
+      tags,
+      summary: 'List executions, newest first (filter by status and job_id)',
+      request: { query: ExecutionListQuery.extend(PageQuery) },
+      responses: { 200: json(ExecutionPage, 'A page of executions'), ...errorResponses },
+    }),
+    async (c) => {
+      const { status, job_id: jobId, limit, cursor } = c.req.valid('query');
+      const page = await keysetPage((n) => deps.store.executionList({ jobId, status, before: cursor, limit: n }), limit, executionJson);
+      return c.json(page, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/executions/{id}',
+      tags,
+      summary: 'Get one execution (one attempt), with output, error and timings',
+      request: { params: IdParams },
+      responses: { 200: json(Execution, 'The execution'), ...errorResponses, 404: notFoundResponse },
+    }),
+    async (c) => c.json(await load(c.req.valid('param').id), 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/executions/{id}/cancel',
+      tags,
+      summary: 'Cancel a queued, retrying or running execution (a running command is killed)',
+      request: { params: IdParams },
+      responses: {
+        200: json(Execution, 'The cancelled execution'),
+        ...errorResponses,
+        404: notFoundResponse,
+        409: { ...conflictResponse, description: 'The execution had already finished' },
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const result = await cancelExecution(commands, id);
+      if (!result.cancelled) {
+        throw new ApiError(409, 'conflict', `execution ${id} is already ${result.status}; only queued, retrying or running executions can be cancelled`);
+      }
+      return c.json(await load(id), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/executions/{id}/replay',
+      tags,
+      summary: 'Replay a dead or failed execution as a new attempt chain',
+      request: { params: IdParams },
+      responses: {
+        201: json(Execution, 'The new execution'),
+        ...errorResponses,
+        404: notFoundResponse,
+        409: { ...conflictResponse, description: 'The execution is not dead or failed, or its job was deleted' },
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      let result: Awaited<ReturnType<typeof replayExecution>>;
+      try {
+        result = await replayExecution(commands, id);
+      } catch (error) {
+        // The store cannot replay an execution of a deleted job and reports it as unknown; say why instead.
+        if (error instanceof NotFoundError && (await deps.store.executionGet(id))) {
+          throw new ApiError(409, 'conflict', `execution ${id} belongs to a deleted job and cannot be replayed`);
+        }
+        throw error;
+      }
+      if (!result.execution) {
+        throw new ApiError(409, 'conflict', `execution ${id} is ${result.status}; only dead or failed executions can be replayed`);
+      }
+      return c.json(await load(result.execution.id), 201);
+    },
+  );
+}

@@ -1,0 +1,180 @@
+/** @module routes/jobs — create, list, read, delete, trigger, pause and resume jobs; a job's executions. */
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createJob, deleteJob, NotFoundError, pauseJob, resumeJob, triggerJob, type CommandDeps } from '@jobs/core';
+import type { MiddlewareHandler } from 'hono';
+import type { ApiDeps, ApiEnv } from '../deps';
+import { keysetPage } from '../pagination';
+import {
+  IdParams,
+  PageQuery,
+  bodyErrorResponses,
+  conflictResponse,
+  errorResponses,
+  json,
+  notFoundResponse,
+  pageSchema,
+} from '../schemas/common';
+import { Execution, ExecutionStatusQuery, IdempotencyHeaders, TriggerBody } from '../schemas/executions';
+import { Job, JobCreate, JobListQuery } from '../schemas/jobs';
+import { executionJson, jobJson, toJobSpec } from '../serializers';
+
+const tags = ['jobs'];
+const JobPage = pageSchema(Job, 'JobPage');
+const ExecutionPage = pageSchema(Execution, 'ExecutionPage');
+const jsonBody = <T extends z.ZodType>(schema: T, required: boolean) => ({
+  required,
+  content: { 'application/json': { schema } },
+});
+
+/** An empty body with a JSON Content-Type counts as `{}` (curl -X POST -H 'Content-Type: application/json'). */
+const emptyBodyIsEmptyObject: MiddlewareHandler = async (c, next) => {
+  const type = c.req.header('content-type') ?? '';
+  if (c.req.raw.body && /^application\/json\b/i.test(type) && (await c.req.raw.clone().text()).trim() === '') {
+    c.req.raw = new Request(c.req.raw, { body: '{}' });
+  }
+  await next();
+};
+
+export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: CommandDeps): void {
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/jobs',
+      tags,
+      summary: 'Create a job',
+      request: { body: jsonBody(JobCreate, true) },
+      responses: {
+        201: json(Job, 'The job'),
+        ...errorResponses,
+        409: { ...conflictResponse, description: 'A live job already has this name' },
+        ...bodyErrorResponses,
+      },
+    }),
+    async (c) => {
+      const job = await createJob(commands, toJobSpec(c.req.valid('json'), deps.shortLaneMaxTimeoutMs));
+      return c.json(jobJson(job), 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/jobs',
+      tags,
+      summary: 'List jobs, newest first',
+      request: { query: JobListQuery.extend(PageQuery) },
+      responses: { 200: json(JobPage, 'A page of jobs'), ...errorResponses },
+    }),
+    async (c) => {
+      const { status, limit, cursor } = c.req.valid('query');
+      const page = await keysetPage((n) => deps.store.jobList({ status, before: cursor, limit: n }), limit, jobJson);
+      return c.json(page, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/jobs/{id}',
+      tags,
+      summary: 'Get a job, with next_run_at and last_run_at',
+      request: { params: IdParams },
+      responses: { 200: json(Job, 'The job'), ...errorResponses, 404: notFoundResponse },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const job = await deps.store.jobGet(id);
+      if (!job) throw new NotFoundError('job', id);
+      return c.json(jobJson(job), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/jobs/{id}',
+      tags,
+      summary: 'Delete a job: no further runs, live executions cancelled, history kept',
+      request: { params: IdParams },
+      responses: { 204: { description: 'Deleted' }, ...errorResponses, 404: notFoundResponse },
+    }),
+    async (c) => {
+      await deleteJob(commands, c.req.valid('param').id);
+      return c.body(null, 204);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/jobs/{id}/trigger',
+      tags,
+      summary: 'Run a job now',
+      middleware: [emptyBodyIsEmptyObject] as const,
+      request: { params: IdParams, headers: IdempotencyHeaders, body: jsonBody(TriggerBody, false) },
+      responses: {
+        201: json(Execution, 'The new execution'),
+        200: json(Execution, 'The execution an earlier call with the same Idempotency-Key created'),
+        ...errorResponses,
+        404: notFoundResponse,
+        ...bodyErrorResponses,
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const body = c.req.valid('json');
+      const key = c.req.valid('header')['Idempotency-Key'] ?? null;
+      const { execution, created } = await triggerJob(commands, { jobId: id, payload: body.payload, idempotencyKey: key });
+      const row = await deps.store.executionGet(execution.id);
+      if (!row) throw new NotFoundError('execution', execution.id);
+      return c.json(executionJson(row), created ? 201 : 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/jobs/{id}/pause',
+      tags,
+      summary: 'Pause a job: no new runs start; scheduled runs already queued are cancelled',
+      request: { params: IdParams },
+      responses: { 200: json(Job, 'The job'), ...errorResponses, 404: notFoundResponse },
+    }),
+    async (c) => c.json(jobJson(await pauseJob(commands, c.req.valid('param').id)), 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/jobs/{id}/resume',
+      tags,
+      summary: 'Resume a job: the next run is computed from now (fire times missed while paused do not run)',
+      request: { params: IdParams },
+      responses: { 200: json(Job, 'The job'), ...errorResponses, 404: notFoundResponse },
+    }),
+    async (c) => c.json(jobJson(await resumeJob(commands, c.req.valid('param').id)), 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/jobs/{id}/executions',
+      tags,
+      summary: "A job's executions, newest first",
+      description: 'A deleted job answers 404 here; its history stays readable with GET /executions?job_id=.',
+      request: { params: IdParams, query: ExecutionStatusQuery.extend(PageQuery) },
+      responses: { 200: json(ExecutionPage, 'A page of executions'), ...errorResponses, 404: notFoundResponse },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const { status, limit, cursor } = c.req.valid('query');
+      if (!(await deps.store.jobGet(id))) throw new NotFoundError('job', id);
+      const page = await keysetPage(
+        (n) => deps.store.executionList({ jobId: id, status, before: cursor, limit: n }),
+        limit,
+        executionJson,
+      );
+      return c.json(page, 200);
+    },
+  );
+}

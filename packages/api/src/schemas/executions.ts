@@ -1,0 +1,60 @@
+/** @module schemas/executions — the execution resource, list filters and the trigger body. */
+import { z } from '@hono/zod-openapi';
+import { EXECUTION_STATUSES, LANES, TRIGGERS } from '@jobs/core';
+import { IdFilter, Instant, NullableInstant } from './common';
+import { checkPayload } from './jobs';
+
+export const Execution = z
+  .object({
+    id: z.string().openapi({ example: '1001' }),
+    job_id: z.string(),
+    status: z.enum(EXECUTION_STATUSES),
+    trigger: z.enum(TRIGGERS),
+    attempt: z.number().int().openapi({ description: '1 for the first attempt of a chain; retries count up.' }),
+    root_id: z.string().openapi({ description: 'First attempt of this chain (its own id for a first attempt).' }),
+    retry_of: z.string().nullable().openapi({ description: 'The attempt this one retries or replays.' }),
+    lane: z.enum(LANES),
+    priority: z.number().int(),
+    payload: z.unknown(),
+    worker_id: z.string().nullable(),
+    scheduled_for: Instant,
+    queued_at: Instant,
+    started_at: NullableInstant,
+    finished_at: NullableInstant,
+    lease_expires_at: NullableInstant,
+    duration_ms: z.number().int().nullable(),
+    exit_code: z.number().int().nullable(),
+    output: z.string().nullable().openapi({ description: 'Captured stdout and stderr (capped).' }),
+    error: z.string().nullable(),
+  })
+  .openapi('Execution');
+
+export type ExecutionJson = z.infer<typeof Execution>;
+
+export const ExecutionListQuery = z.object({
+  status: z.enum(EXECUTION_STATUSES).optional().openapi({ param: { name: 'status', in: 'query' } }),
+  job_id: IdFilter.optional().openapi({ param: { name: 'job_id', in: 'query' } }),
+});
+
+export const ExecutionStatusQuery = z.object({
+  status: z.enum(EXECUTION_STATUSES).optional().openapi({ param: { name: 'status', in: 'query' } }),
+});
+
+export const TriggerBody = z
+  .strictObject({
+    payload: z.unknown().optional().openapi({ description: 'Any JSON (at most 64 KiB); default: none.' }),
+  })
+  .superRefine((body, ctx) => checkPayload(ctx, body.payload))
+  .openapi('TriggerBody');
+
+export const IdempotencyHeaders = z.object({
+  'Idempotency-Key': z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .openapi({
+      param: { name: 'Idempotency-Key', in: 'header' },
+      description: 'A retried call with the same key returns the same execution (200 instead of 201).',
+    }),
+});

@@ -1,0 +1,140 @@
+/** @module schemas/jobs — the job create body (strict, snake_case, seconds) and the job resource. */
+import { z } from '@hono/zod-openapi';
+import { LANES, MISFIRE_POLICIES, OVERLAP_POLICIES } from '@jobs/core';
+import { NullableInstant, checkSchedule } from './common';
+
+export const HANDLER_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
+export const MAX_PAYLOAD_BYTES = 64 * 1024;
+const NO_CONTROL_CHARS = /^[^\p{Cc}]*$/u;
+const MAX_DEADLINE_SECONDS = 366 * 86_400;
+const JOB_STATUSES = ['active', 'paused'] as const;
+
+/** PostgreSQL text and jsonb cannot hold U+0000; refusing it here keeps it a 400 instead of a failed INSERT. */
+const NUL_MESSAGE = 'must not contain NUL (\\u0000) characters';
+
+function containsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(containsNul);
+  if (typeof value === 'object' && value !== null) {
+    return Object.entries(value).some(([key, v]) => key.includes('\u0000') || containsNul(v));
+  }
+  return false;
+}
+
+/** Adds an issue when a payload serialises to more than 64 KiB or holds a NUL character. */
+export function checkPayload(ctx: z.RefinementCtx, payload: unknown): void {
+  if (payload === undefined) return;
+  const bytes = Buffer.byteLength(JSON.stringify(payload) ?? 'null', 'utf8');
+  if (bytes > MAX_PAYLOAD_BYTES) {
+    ctx.addIssue({ code: 'custom', path: ['payload'], message: `serialises to ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES} (64 KiB)` });
+  } else if (containsNul(payload)) {
+    ctx.addIssue({ code: 'custom', path: ['payload'], message: `strings and keys ${NUL_MESSAGE}` });
+  }
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const given = (v: unknown) => v !== null && v !== undefined;
+
+/** Checks across fields; values are read defensively since other fields may have failed their own checks. */
+function refineJob(body: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const timezone = body.timezone === undefined ? 'UTC' : body.timezone;
+  if (typeof timezone === 'string' && (body.cron_expr === undefined || body.cron_expr === null || typeof body.cron_expr === 'string')) {
+    checkSchedule(ctx, body.cron_expr, timezone);
+  }
+  if (given(body.cron_expr) && given(body.run_at)) {
+    ctx.addIssue({ code: 'custom', path: ['run_at'], message: 'cron_expr and run_at are mutually exclusive: give one, or neither for a manual-only job' });
+  }
+  if (given(body.command) && given(body.handler)) {
+    ctx.addIssue({ code: 'custom', path: ['handler'], message: 'give exactly one of command or handler, not both' });
+  } else if (!given(body.command) && !given(body.handler)) {
+    ctx.addIssue({ code: 'custom', path: ['command'], message: 'give exactly one of command (a shell command) or handler (a registered handler name)' });
+  }
+  checkPayload(ctx, body.payload);
+}
+
+export const BackoffInput = z
+  .strictObject({
+    base_seconds: z.number().min(0).max(86_400).default(1).openapi({ description: 'First retry waits up to this long.' }),
+    factor: z.number().min(1).max(10).default(2).openapi({ description: 'Each further retry multiplies the ceiling.' }),
+    max_seconds: z.number().min(0).max(86_400).default(300).openapi({ description: 'Ceiling of any one delay.' }),
+    jitter: z.enum(['full', 'none']).default('full').openapi({ description: '`full`: uniform in [0, ceiling].' }),
+  })
+  .refine((b) => b.max_seconds >= b.base_seconds, { path: ['max_seconds'], message: 'must be at least base_seconds' })
+  .openapi('BackoffInput');
+
+export const JobCreate = z
+  .strictObject({
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .regex(NO_CONTROL_CHARS, 'must not contain control characters')
+      .openapi({ example: 'nightly-report', description: 'Unique among live jobs; trimmed.' }),
+    cron_expr: z
+      .string()
+      .max(1000)
+      .nullish()
+      .openapi({ example: '*/5 * * * *', description: '5 fields, or 6 with leading seconds, or a macro such as @daily.' }),
+    timezone: z.string().default('UTC').openapi({ example: 'Europe/Paris', description: 'IANA zone of cron_expr (default UTC).' }),
+    run_at: z.iso
+      .datetime({ offset: true })
+      .nullish()
+      .openapi({ description: 'One-off run time (ISO 8601 instant). Mutually exclusive with cron_expr; neither: manual-only.' }),
+    command: z
+      .string()
+      .min(1)
+      .max(10_000)
+      .refine((c) => !c.includes('\u0000'), NUL_MESSAGE)
+      .nullish().openapi({ example: 'echo hello', description: 'Shell command (exactly one of command or handler).' }),
+    handler: z.string().regex(HANDLER_NAME, 'must match ^[A-Za-z0-9_.:-]{1,100}$').nullish().openapi({ description: 'Registered handler name.' }),
+    payload: z.unknown().optional().openapi({ description: 'Any JSON (at most 64 KiB serialised).' }),
+    max_retries: z.number().int().min(0).max(100).default(3),
+    timeout_seconds: z.number().int().min(1).max(86_400).default(300),
+    backoff: BackoffInput.optional().openapi({ description: 'Defaults: 1 s base, factor 2, 300 s max, full jitter.' }),
+    lane: z.enum(LANES).optional().openapi({ description: 'Default: long when timeout_seconds exceeds the short-lane limit, else short.' }),
+    priority: z.number().int().min(-100).max(100).default(0),
+    overlap: z.enum(OVERLAP_POLICIES).default('allow'),
+    misfire: z.enum(MISFIRE_POLICIES).default('run_once'),
+    catch_up_max: z.number().int().min(1).max(1000).default(10),
+    misfire_deadline_seconds: z.number().int().min(1).max(MAX_DEADLINE_SECONDS).nullish(),
+    status: z.enum(JOB_STATUSES).default('active'),
+  })
+  // Runs even when a field failed (zod skips refinements after such issues), so one 400 lists every problem.
+  .superRefine((body, ctx) => refineJob(body, ctx), { when: (payload) => isRecord(payload.value) })
+  .openapi('JobCreate');
+
+export type JobCreateBody = z.infer<typeof JobCreate>;
+
+export const Job = z
+  .object({
+    id: z.string().openapi({ example: '42' }),
+    name: z.string(),
+    cron_expr: z.string().nullable(),
+    timezone: z.string(),
+    run_at: NullableInstant,
+    command: z.string().nullable(),
+    handler: z.string().nullable(),
+    payload: z.unknown(),
+    status: z.enum(JOB_STATUSES),
+    max_retries: z.number().int(),
+    timeout_seconds: z.number(),
+    backoff: z.object({ base_seconds: z.number(), factor: z.number(), max_seconds: z.number(), jitter: z.enum(['full', 'none']) }),
+    lane: z.enum(LANES),
+    priority: z.number().int(),
+    overlap: z.enum(OVERLAP_POLICIES),
+    misfire: z.enum(MISFIRE_POLICIES),
+    catch_up_max: z.number().int(),
+    misfire_deadline_seconds: z.number().nullable(),
+    next_run_at: NullableInstant.openapi({ description: 'Next fire time not yet materialised; null when paused or none is left.' }),
+    last_run_at: NullableInstant.openapi({ description: 'When the latest attempt started.' }),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+  })
+  .openapi('Job');
+
+export type JobJson = z.infer<typeof Job>;
+
+export const JobListQuery = z.object({
+  status: z.enum(JOB_STATUSES).optional().openapi({ param: { name: 'status', in: 'query' } }),
+});

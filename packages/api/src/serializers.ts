@@ -1,0 +1,145 @@
+/**
+ * @module serializers — domain objects (camelCase, ms, Date) to the wire (snake_case, seconds, ISO strings), and the
+ * create body to the core's JobSpec.
+ */
+import { DEFAULT_BACKOFF, type Execution, type Job, type JobSpec, type WorkerInfo } from '@jobs/core';
+import type { Queue } from '@jobs/queue';
+import type { ExecutionStats } from '@jobs/store';
+import { validationFailed } from './errors';
+import type { ExecutionJson } from './schemas/executions';
+import type { JobCreateBody, JobJson } from './schemas/jobs';
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+const seconds = (ms: number) => ms / 1000;
+
+export function jobJson(job: Job): JobJson {
+  return {
+    id: job.id,
+    name: job.name,
+    cron_expr: job.cronExpr,
+    timezone: job.timezone,
+    run_at: iso(job.runAt),
+    command: job.command,
+    handler: job.handler,
+    payload: job.payload ?? null,
+    status: job.status,
+    max_retries: job.maxRetries,
+    timeout_seconds: seconds(job.timeoutMs),
+    backoff: {
+      base_seconds: seconds(job.backoff.baseMs),
+      factor: job.backoff.factor,
+      max_seconds: seconds(job.backoff.maxMs),
+      jitter: job.backoff.jitter,
+    },
+    lane: job.lane,
+    priority: job.priority,
+    overlap: job.overlap,
+    misfire: job.misfire,
+    catch_up_max: job.catchUpMax,
+    misfire_deadline_seconds: job.misfireDeadlineMs === null ? null : seconds(job.misfireDeadlineMs),
+    next_run_at: iso(job.nextRunAt),
+    last_run_at: iso(job.lastRunAt),
+    created_at: job.createdAt.toISOString(),
+    updated_at: job.updatedAt.toISOString(),
+  };
+}
+
+export function executionJson(e: Execution): ExecutionJson {
+  return {
+    id: e.id,
+    job_id: e.jobId,
+    status: e.status,
+    trigger: e.trigger,
+    attempt: e.attempt,
+    root_id: e.rootId,
+    retry_of: e.retryOf,
+    lane: e.lane,
+    priority: e.priority,
+    payload: e.payload ?? null,
+    worker_id: e.workerId,
+    scheduled_for: e.scheduledFor.toISOString(),
+    queued_at: e.queuedAt.toISOString(),
+    started_at: iso(e.startedAt),
+    finished_at: iso(e.finishedAt),
+    lease_expires_at: iso(e.leaseExpiresAt),
+    duration_ms: e.durationMs,
+    exit_code: e.exitCode,
+    output: e.output,
+    error: e.error,
+  };
+}
+
+export function workerJson(w: WorkerInfo) {
+  return {
+    id: w.id,
+    kind: w.kind,
+    host: w.host,
+    lanes: w.lanes,
+    started_at: w.startedAt.toISOString(),
+    last_heartbeat_at: w.lastHeartbeatAt.toISOString(),
+    concurrency: w.concurrency,
+    in_flight: w.inFlight,
+    version: w.version,
+  };
+}
+
+export function statsJson(stats: ExecutionStats, depth: Awaited<ReturnType<Queue['depth']>>, now: Date) {
+  return {
+    counts: stats.counts,
+    lanes: stats.byLane,
+    queue: depth,
+    throughput: { last_minute: stats.throughput.lastMinute, last_hour: stats.throughput.lastHour },
+    success_rate: { last_hour: stats.successRate.lastHour },
+    duration_ms: {
+      p50: stats.durationMs.p50 === null ? null : Math.round(stats.durationMs.p50),
+      p95: stats.durationMs.p95 === null ? null : Math.round(stats.durationMs.p95),
+      sample: stats.durationMs.sample,
+    },
+    oldest_queued_age_ms: stats.oldestQueuedAgeMs,
+    generated_at: now.toISOString(),
+  };
+}
+
+/**
+ * The validated create body as the core's JobSpec. The lane defaults by timeout; asking for the short lane with a
+ * timeout above its limit is a 400 naming the limit (a Lambda could not finish such a job).
+ */
+export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number): JobSpec {
+  const timeoutMs = body.timeout_seconds * 1000;
+  const tooLongForShort = timeoutMs > shortLaneMaxTimeoutMs;
+  if (body.lane === 'short' && tooLongForShort) {
+    throw validationFailed([
+      {
+        path: 'lane',
+        message: `the short lane allows timeout_seconds up to ${shortLaneMaxTimeoutMs / 1000}; use lane "long" or a shorter timeout`,
+      },
+    ]);
+  }
+  const backoff = body.backoff;
+  return {
+    name: body.name,
+    cronExpr: body.cron_expr ?? null,
+    timezone: body.timezone,
+    runAt: body.run_at ? new Date(body.run_at) : null,
+    command: body.command ?? null,
+    handler: body.handler ?? null,
+    payload: body.payload ?? null,
+    status: body.status,
+    maxRetries: body.max_retries,
+    backoff: backoff
+      ? {
+          baseMs: Math.round(backoff.base_seconds * 1000),
+          factor: backoff.factor,
+          maxMs: Math.round(backoff.max_seconds * 1000),
+          jitter: backoff.jitter,
+        }
+      : { ...DEFAULT_BACKOFF },
+    timeoutMs,
+    overlap: body.overlap,
+    misfire: body.misfire,
+    catchUpMax: body.catch_up_max,
+    misfireDeadlineMs: body.misfire_deadline_seconds ? body.misfire_deadline_seconds * 1000 : null,
+    lane: body.lane ?? (tooLongForShort ? 'long' : 'short'),
+    priority: body.priority,
+  };
+}

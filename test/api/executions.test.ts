@@ -1,0 +1,171 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { engine } from '../support/engine';
+import { eventually } from '../support/env';
+import { apiHarness, type Harness } from './harness';
+
+let h: Harness;
+let e: ReturnType<typeof engine>;
+beforeEach(async () => {
+  h = await apiHarness();
+  e = engine(h.env);
+});
+afterEach(async () => {
+  await e.stopAll();
+  await h.cleanup();
+});
+
+const errorOf = (res: { body: any }) => res.body.error as { code: string; message: string };
+
+/** Creates a job, triggers it, and waits until the execution reaches `status`. */
+async function runToStatus(fields: Record<string, unknown>, status: string) {
+  const job = await h.createJob(fields);
+  const triggered = await h.call('POST', `/api/v1/jobs/${job.id}/trigger`);
+  const done = await eventually(async () => {
+    const res = await h.call('GET', `/api/v1/executions/${triggered.body.id}`);
+    return res.body.status === status ? res.body : null;
+  });
+  return { job, execution: done };
+}
+
+describe('GET /api/v1/executions/:id', () => {
+  it('shows output, exit code, attempt, worker, timestamps and duration of a finished run', async () => {
+    await e.worker();
+    const { job, execution } = await runToStatus({ command: 'echo hello' }, 'succeeded');
+    expect(execution).toMatchObject({
+      job_id: job.id,
+      status: 'succeeded',
+      trigger: 'manual',
+      attempt: 1,
+      root_id: execution.id,
+      retry_of: null,
+      output: 'hello\n',
+      exit_code: 0,
+      error: null,
+      worker_id: expect.stringMatching(/^test-/),
+      lane: 'short',
+    });
+    expect(execution.duration_ms).toBeGreaterThanOrEqual(0);
+    for (const field of ['scheduled_for', 'queued_at', 'started_at', 'finished_at']) {
+      expect(Date.parse(execution[field]), field).not.toBeNaN();
+    }
+  });
+
+  it('links retries to the attempt they retry and to the first attempt', async () => {
+    await e.worker();
+    const job = await h.createJob({ command: 'exit 4', max_retries: 1, backoff: { base_seconds: 0.05, max_seconds: 0.1 } });
+    const first = await h.call('POST', `/api/v1/jobs/${job.id}/trigger`);
+    const chain = await eventually(async () => {
+      const res = await h.call('GET', `/api/v1/jobs/${job.id}/executions`);
+      return res.body.data.length === 2 && res.body.data[0].status === 'dead' ? res.body.data : null;
+    });
+    expect(chain[0]).toMatchObject({ attempt: 2, trigger: 'retry', retry_of: first.body.id, root_id: first.body.id, exit_code: 4 });
+    expect(chain[1]).toMatchObject({ id: first.body.id, attempt: 1, status: 'failed' });
+  });
+
+  it('answers 404 for unknown and malformed ids', async () => {
+    for (const id of ['424242', 'abc', '0', '1e3']) {
+      for (const [method, suffix] of [['GET', ''], ['POST', '/cancel'], ['POST', '/replay']] as const) {
+        const res = await h.call(method, `/api/v1/executions/${id}${suffix}`);
+        expect(res.status, `${method} ${id}${suffix}`).toBe(404);
+        expect(errorOf(res).code).toBe('not_found');
+      }
+    }
+  });
+});
+
+describe('GET /api/v1/executions', () => {
+  it('lists newest first, filtered by status and job_id, with [] when empty', async () => {
+    expect((await h.call('GET', '/api/v1/executions')).body).toEqual({ data: [], next_cursor: null });
+    const a = await h.createJob();
+    const b = await h.createJob();
+    const a1 = (await h.call('POST', `/api/v1/jobs/${a.id}/trigger`)).body;
+    const b1 = (await h.call('POST', `/api/v1/jobs/${b.id}/trigger`)).body;
+    const a2 = (await h.call('POST', `/api/v1/jobs/${a.id}/trigger`)).body;
+    await h.call('POST', `/api/v1/executions/${a2.id}/cancel`);
+
+    const all = await h.call('GET', '/api/v1/executions');
+    expect(all.body.data.map((x: any) => x.id)).toEqual([a2.id, b1.id, a1.id]);
+    const ofA = await h.call('GET', `/api/v1/executions?job_id=${a.id}`);
+    expect(ofA.body.data.map((x: any) => x.id)).toEqual([a2.id, a1.id]);
+    const queuedOfA = await h.call('GET', `/api/v1/executions?job_id=${a.id}&status=queued`);
+    expect(queuedOfA.body.data.map((x: any) => x.id)).toEqual([a1.id]);
+
+    const page1 = await h.call('GET', '/api/v1/executions?limit=2');
+    const page2 = await h.call('GET', `/api/v1/executions?limit=2&cursor=${page1.body.next_cursor}`);
+    expect([...page1.body.data, ...page2.body.data].map((x: any) => x.id)).toEqual([a2.id, b1.id, a1.id]);
+    expect(page2.body.next_cursor).toBeNull();
+  });
+
+  it('answers 400 for bad filters', async () => {
+    for (const query of ['status=lost', 'job_id=abc', 'limit=500', 'cursor=x']) {
+      expect((await h.call('GET', `/api/v1/executions?${query}`)).status, query).toBe(400);
+    }
+  });
+});
+
+describe('POST /api/v1/executions/:id/cancel', () => {
+  it('cancels a queued execution and answers 409 once it is final', async () => {
+    const job = await h.createJob();
+    const run = (await h.call('POST', `/api/v1/jobs/${job.id}/trigger`)).body;
+    const res = await h.call('POST', `/api/v1/executions/${run.id}/cancel`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: run.id, status: 'cancelled', error: 'cancelled by request' });
+    expect(res.body.finished_at).not.toBeNull();
+    expect((await h.env.queue.depth()).short.ready).toBe(0);
+
+    const again = await h.call('POST', `/api/v1/executions/${run.id}/cancel`);
+    expect(again.status).toBe(409);
+    expect(errorOf(again)).toMatchObject({ code: 'conflict', message: expect.stringContaining('already cancelled') });
+  });
+
+  it('kills a running command', async () => {
+    const worker = await e.worker();
+    const { execution } = await runToStatus({ command: 'sleep 30' }, 'running');
+    const res = await h.call('POST', `/api/v1/executions/${execution.id}/cancel`);
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('cancelled');
+    // The worker kills the command at its next heartbeat (this in-process worker has no pub/sub subscription).
+    await eventually(() => worker.inFlight === 0, 10_000);
+    await eventually(async () => (await h.env.queue.depth()).short.running === 0);
+    expect((await h.call('GET', `/api/v1/executions/${execution.id}`)).body.status).toBe('cancelled');
+    expect(h.rec.transitions).toContainEqual(expect.objectContaining({ executionId: execution.id, from: 'running', to: 'cancelled' }));
+  });
+
+  it('answers 409 for a succeeded execution', async () => {
+    await e.worker();
+    const { execution } = await runToStatus({ command: 'true' }, 'succeeded');
+    const res = await h.call('POST', `/api/v1/executions/${execution.id}/cancel`);
+    expect(res.status).toBe(409);
+    expect(errorOf(res).message).toContain('succeeded');
+  });
+});
+
+describe('POST /api/v1/executions/:id/replay', () => {
+  it('replays a dead execution as a new attempt chain (201), and refuses anything not dead or failed (409)', async () => {
+    await e.worker();
+    const { job, execution } = await runToStatus({ command: 'exit 3', max_retries: 0 }, 'dead');
+    const res = await h.call('POST', `/api/v1/executions/${execution.id}/replay`);
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ job_id: job.id, trigger: 'replay', attempt: 1, retry_of: execution.id });
+    expect(res.body.id).not.toBe(execution.id);
+    expect(await h.env.queue.deadIds('short')).not.toContain(execution.id);
+
+    const ok = await runToStatus({ command: 'true' }, 'succeeded');
+    const refused = await h.call('POST', `/api/v1/executions/${ok.execution.id}/replay`);
+    expect(refused.status).toBe(409);
+    expect(errorOf(refused).message).toMatch(/is succeeded; only dead or failed/);
+  });
+
+  it('answers 409 for a queued execution and for one whose job was deleted', async () => {
+    const job = await h.createJob();
+    const queued = (await h.call('POST', `/api/v1/jobs/${job.id}/trigger`)).body;
+    expect((await h.call('POST', `/api/v1/executions/${queued.id}/replay`)).status).toBe(409);
+
+    await e.worker();
+    const dead = await runToStatus({ command: 'exit 1', max_retries: 0 }, 'dead');
+    await h.call('DELETE', `/api/v1/jobs/${dead.job.id}`);
+    const res = await h.call('POST', `/api/v1/executions/${dead.execution.id}/replay`);
+    expect(res.status).toBe(409);
+    expect(errorOf(res).message).toContain('deleted job');
+  });
+});
