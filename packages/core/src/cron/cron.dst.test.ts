@@ -1,6 +1,6 @@
-// DST and time-zone behaviour of cron.ts, plus what cron-parser 5 does natively.
+// DST and time-zone behaviour of the cron module, plus what cron-parser 5 does natively.
 //
-// Policy under test (see the header of cron.ts):
+// Policy under test (see the header of index.ts):
 //  - fixed-hour schedules: a wall time in a spring-forward gap fires once, shifted forward by the
 //    gap; a wall time in a fall-back overlap fires once, at its first occurrence;
 //  - interval schedules (hour `*`, stepped, or all 24 hours): fire at every real instant whose wall
@@ -14,7 +14,7 @@
 //   America/Havana      2025-03-09T05:00Z 00:00 CST -> 01:00 CDT    2025-11-02T05:00Z 01:00 CDT -> 00:00 CST (midnight)
 import { CronExpressionParser } from 'cron-parser';
 import { describe, expect, it, vi } from 'vitest';
-import { type CronSchedule, nextFireTime, nextFireTimes, parseCron, prevFireTime } from './cron';
+import { type CronSchedule, nextFireTime, nextFireTimes, parseCron, prevFireTime } from './index';
 
 function sched(expr: string, tz: string): CronSchedule {
   const r = parseCron(expr, tz);
@@ -36,7 +36,7 @@ const prevN = (expr: string, tz: string, before: string, n: number): string[] =>
 };
 const Z = (hhmm: string, day: string): string => `${day}T${hhmm}:00.000Z`;
 
-// ─── Intl helpers used by the oracle (independent of cron.ts) ──────────────────────────────────
+// ─── Intl helpers used by the oracle (independent of the cron module) ──────────────────────────
 
 const fmts = new Map<string, Intl.DateTimeFormat>();
 /** Wall clock of instant ms in tz, as "local seconds" (the wall time read as if it were UTC). */
@@ -351,7 +351,7 @@ describe('transitions at midnight', () => {
 });
 
 // Exhaustive check around every 2025-2026 transition of several zones against the brute-force
-// oracle above (which shares no code with cron.ts), for next (forward walk) and prev (backward).
+// oracle above (which shares no code with the cron module), for next (forward walk) and prev (backward).
 describe('brute-force oracle around every transition of 2025-2026', () => {
   const zones = [
     'America/New_York',
@@ -450,7 +450,7 @@ describe('host TZ independence', () => {
   // (so no cache computed under another TZ can hide a dependency).
   const battery = async (): Promise<string[]> => {
     vi.resetModules();
-    const m = await import('./cron');
+    const m = await import('./index');
     const s = (e: string, tz: string): CronSchedule => {
       const r = m.parseCron(e, tz);
       if (!r.ok) throw new Error(r.error);
@@ -507,7 +507,7 @@ describe('host TZ independence', () => {
 });
 
 // What cron-parser 5.10 does natively, pinned so that an upgrade that changes it is noticed.
-// These are the reasons fire times are computed in cron.ts rather than with cron-parser's iterator.
+// These are the reasons fire times are computed in the cron module rather than with cron-parser's iterator.
 describe('cron-parser findings', () => {
   const take = (expr: string, tz: string, from: string, n: number, reverse = false): string[] => {
     const it = CronExpressionParser.parse(expr, { tz, currentDate: new Date(from) });

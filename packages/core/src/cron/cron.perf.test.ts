@@ -1,6 +1,6 @@
 // Cost measurement for the scheduler tick (10,000 jobs must be planned in well under 2 s including
 // DB work). Printed, not asserted: timings are machine-dependent. Run it alone with
-//   npx vitest run packages/core/src/cron.perf --reporter=verbose
+//   npx vitest run packages/core/src/cron/cron.perf --reporter=verbose
 //
 // Measured on the development container (Node 20.20), after warm-up:
 //   parseCron cache hit + nextFireTime, 10,000 jobs over 6 zones                     ~0.7 µs per job
@@ -11,7 +11,7 @@
 // So a 10,000-job tick costs ~7 ms of cron math when warm, and ~0.7 s in the worst cold case
 // (10,000 distinct never-seen expressions in a fresh process).
 import { describe, expect, it } from 'vitest';
-import { nextFireTime, parseCron } from './cron';
+import { nextFireTime, parseCron } from './index';
 
 const zones = ['UTC', 'America/New_York', 'Europe/Berlin', 'Australia/Sydney', 'Asia/Kolkata', 'America/Santiago'];
 

@@ -1,4 +1,4 @@
-// Parsing, validation and calendar semantics of cron.ts (no DST here: see cron.dst.test.ts).
+// Parsing, validation and calendar semantics of the cron module (no DST here: see cron.dst.test.ts).
 // Every expectation is an exact instant; the suite is meant to pass under any host TZ
 // (it is run under TZ=UTC, TZ=America/New_York and TZ=Australia/Sydney).
 import { CronExpressionParser } from 'cron-parser';
@@ -11,7 +11,7 @@ import {
   nextFireTimes,
   parseCron,
   prevFireTime,
-} from './cron';
+} from './index';
 
 function sched(expr: string, tz?: string): CronSchedule {
   const r = parseCron(expr, tz);
