@@ -6,11 +6,12 @@
  * each attempt's lease token. A slot is freed as soon as its attempt finishes; the number of outcomes waiting to be
  * written is bounded, so a slow or unreachable database stops claiming instead of piling up work.
  */
-import type { Claim, Clock, Logger, Outcome, Runner, StartedExecution, TransitionSink, WorkerQueue, WorkerStore } from './ports';
+import { toOutcome } from './outcome';
+import type { Claim, Clock, Logger, Runner, StartedExecution, TransitionSink, WorkerQueue, WorkerStore } from './ports';
 import { Recorder } from './recording';
-import { hasRetriesLeft, retryDelayMs } from './retry';
-import { createdTransition, transition, waitingStatus } from './transitions';
-import type { Lane, Transition, WorkerKind } from './types';
+import { startStrictly } from './strict-start';
+import { createdTransition } from './transitions';
+import type { Lane, WorkerKind } from './types';
 
 export interface WorkerOptions {
   id: string;
@@ -222,7 +223,12 @@ export class Worker {
       drop.push(...claims.filter((c) => ids.has(c.id)));
       for (const execution of loaded) if (execution.overlap === 'allow') launch(execution, false);
       const strict = loaded.filter((e) => e.overlap !== 'allow');
-      if (strict.length > 0) await this.startStrict(lane, strict, drop, launch);
+      if (strict.length > 0) {
+        const { started, drop: skipped } = await startStrictly(this.deps, { workerId: this.id, leaseMs: this.options.leaseMs, lane, executions: strict });
+        drop.push(...skipped);
+        this.counts.skipped += started.skippedCount;
+        for (const execution of started.executions) launch(execution, true);
+      }
     } catch (error) {
       // What did not start stays leased in Redis until the lease expires, then it is delivered again.
       this.deps.logger.warn({ event: 'worker.start_failed', worker_id: this.id, count: reservedHere, err: String(error) });
@@ -231,49 +237,6 @@ export class Worker {
       this.wakeSlotWaiters();
     }
     if (drop.length > 0) this.ack(lane, drop);
-  }
-
-  private async startStrict(
-    lane: Lane,
-    executions: StartedExecution[],
-    drop: Claim[],
-    launch: (execution: StartedExecution, startRecorded: boolean) => void,
-  ): Promise<void> {
-    const claims = executions.map((e) => ({ id: e.id, token: e.token }));
-    const result = await this.deps.store.executionsStart({ workerId: this.id, leaseMs: this.options.leaseMs, claims });
-    const now = this.deps.clock.now();
-    const transitions: Transition[] = [];
-    for (const skipped of result.skipped) {
-      this.counts.skipped++;
-      drop.push({ id: skipped.id, token: skipped.token });
-      transitions.push(
-        transition({
-          jobId: skipped.jobId,
-          executionId: skipped.id,
-          attempt: skipped.attempt,
-          from: waitingStatus(skipped.trigger),
-          to: 'skipped',
-          workerId: this.id,
-          at: now,
-          error: skipped.reason,
-        }),
-      );
-    }
-    for (const r of result.replaced) {
-      transitions.push(
-        transition({ jobId: r.jobId, executionId: r.id, attempt: r.attempt, from: 'running', to: 'cancelled', workerId: this.id, at: now, error: 'replaced by a newer run (overlap: replace)' }),
-      );
-    }
-    if (transitions.length > 0) this.deps.sink.emit(transitions);
-    if (result.replaced.length > 0) {
-      this.deps.queue
-        .withdraw(result.replaced.map((r) => ({ id: r.id, lane, priority: 0, dueAt: now, running: true })))
-        .catch((error) => this.deps.logger.warn({ event: 'worker.withdraw_failed', worker_id: this.id, err: String(error) }));
-    }
-    const startedIds = new Set(result.started.map((s) => s.id));
-    const skippedIds = new Set(result.skipped.map((s) => s.id));
-    for (const e of executions) if (!startedIds.has(e.id) && !skippedIds.has(e.id)) drop.push({ id: e.id, token: e.token });
-    for (const started of result.started) launch(started, true);
   }
 
   // ---------------------------------------------------------------- running
@@ -307,7 +270,7 @@ export class Worker {
     } else {
       const ok = result.ok && reason !== TIMEOUT;
       const error = reason === TIMEOUT ? `timed out after ${execution.timeoutMs} ms` : result.error;
-      this.recorder.finished(this.toOutcome(execution, { ...result, ok, error }, durationMs));
+      this.recorder.finished(toOutcome(execution, { ...result, ok, error }, { durationMs, workerId: this.id, random: this.random }));
     }
     this.wakeSlotWaiters();
   }
@@ -324,29 +287,6 @@ export class Worker {
       else controller.signal.addEventListener('abort', onAbort, { once: true });
     });
     return Promise.race([run, grace]);
-  }
-
-  private toOutcome(
-    execution: StartedExecution,
-    result: { ok: boolean; exitCode: number | null; output: string; error: string | null },
-    durationMs: number,
-  ): Outcome {
-    const retry = !result.ok && hasRetriesLeft(execution.attempt, execution.maxRetries);
-    return {
-      id: execution.id,
-      token: execution.token,
-      jobId: execution.jobId,
-      attempt: execution.attempt,
-      lane: execution.lane,
-      priority: execution.priority,
-      status: result.ok ? 'succeeded' : retry ? 'failed' : 'dead',
-      exitCode: result.exitCode,
-      output: result.output,
-      error: result.ok ? null : result.error ?? 'failed',
-      durationMs,
-      retryDelayMs: retry ? retryDelayMs(execution.backoff, execution.attempt, this.random) : null,
-      workerId: this.id,
-    };
   }
 
   /** Gives running attempts back to the queue as the same attempt (used when the grace period ends). */
