@@ -1,39 +1,102 @@
 /**
- * @module events — publishes state transitions to an EventBridge bus, batched (PutEvents takes 10 entries), with
- * failed entries retried. It never blocks or fails job execution: emit() only enqueues; a full buffer drops the
- * oldest events with a warning (the structured log still has every transition).
+ * @module events — publishes state transitions (and the tick's wake-ups) to an EventBridge bus, batched (PutEvents
+ * takes 10 entries a call), with failed entries retried. It never blocks or fails job execution: emit() only
+ * enqueues and returns; a full buffer drops the oldest events with a warning (the structured log still has every
+ * transition). Event shapes are documented in README "Events"; the wire shape of a transition is transitionRecord().
  */
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import type { Logger, Transition, TransitionSink } from '@jobs/core';
 import { transitionRecord } from './logger';
 
+/** `source` of every event this system publishes. */
 export const EVENT_SOURCE = 'jobs.scheduler';
+/**
+ * One event per state change of an execution; `detail` is the transition's log record (snake_case, ISO time;
+ * `trigger` on created/started, `error`, `duration_ms`, `exit_code` on outcomes), never output, payload or config.
+ * @example { "event": "execution.transition", "job_id": "42", "execution_id": "1017", "attempt": 2, "from": "running",
+ *            "to": "failed", "worker_id": "lambda-169.254.12.1-8-1a2b3c4d", "at": "2026-11-30T12:00:04.512Z",
+ *            "error": "exit code 3", "duration_ms": 1840, "exit_code": 3 }
+ */
 export const TRANSITION_DETAIL_TYPE = 'execution.transition';
+/**
+ * The tick's wake-up for the worker Lambda: short-lane work is ready or due within the lookahead.
+ * @example { "lanes": { "short": { "ready": 3, "delayed": 1 } } }
+ */
 export const WORK_AVAILABLE_DETAIL_TYPE = 'work-available';
+
+/** PutEvents accepts at most 10 entries per call. */
+const ENTRIES_PER_CALL = 10;
+/** An error text longer than this is cut in the event (the execution row keeps it whole); keeps 10 entries far below 256 KB. */
+const MAX_ERROR_CHARS = 1024;
+
+/** Detail of a `work-available` event: queue depth of the lanes the tick found work in. */
+export interface WorkAvailableDetail {
+  lanes: { short: { ready: number; delayed: number } };
+}
 
 export interface PublisherOptions {
   busName: string;
   logger: Logger;
+  /** Defaults to a client with short timeouts (an unreachable endpoint must not hold a batch for minutes). */
   client?: EventBridgeClient;
   /** Most events held while EventBridge is slow or away. */
   maxBuffered?: number;
   /** Attempts per entry before it is given up (logged). */
   maxAttempts?: number;
+  /** PutEvents calls in flight at once. */
+  concurrency?: number;
+  /** First retry delay; doubles per attempt. */
+  retryBaseMs?: number;
 }
 
-export function createEventPublisher(options: PublisherOptions): TransitionSink & {
-  flush(): Promise<void>;
-  close(): Promise<void>;
+export interface EventPublisher extends TransitionSink {
+  /** Enqueues one event of `detailType` with `detail` (already in wire form). */
   publish(detailType: string, detail: Record<string, unknown>): void;
-} {
-  const client = options.client ?? new EventBridgeClient({});
+  /**
+   * Waits until everything enqueued so far was delivered or given up. True when every event enqueued since the
+   * previous flush was delivered; false when some were given up or dropped, or `timeoutMs` passed first.
+   */
+  flush(timeoutMs?: number): Promise<boolean>;
+  /** Flushes within `timeoutMs` (default 5 s), drops what is left (logged), and releases the client. */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+/** A client whose calls fail fast: 2 s to connect, 5 s per request, one SDK retry (the publisher retries too). */
+export function defaultEventBridgeClient(): EventBridgeClient {
+  return new EventBridgeClient({
+    maxAttempts: 2,
+    requestHandler: { connectionTimeout: 2000, requestTimeout: 5000, throwOnRequestTimeout: true },
+  });
+}
+
+/**
+ * @example
+ *   const events = createEventPublisher({ busName: 'jobs', logger });
+ *   events.emit(transitions);               // returns at once
+ *   await events.flush(2000);               // before a Lambda invocation returns
+ */
+export function createEventPublisher(options: PublisherOptions): EventPublisher {
+  const client = options.client ?? defaultEventBridgeClient();
+  const ownsClient = !options.client;
   const maxBuffered = options.maxBuffered ?? 10_000;
   const maxAttempts = options.maxAttempts ?? 5;
-  let buffer: { entry: PutEventsRequestEntry; attempts: number }[] = [];
+  const concurrency = options.concurrency ?? 4;
+  const retryBaseMs = options.retryBaseMs ?? 100;
+  type Pending = { entry: PutEventsRequestEntry; attempts: number };
+  let buffer: Pending[] = [];
   let sending: Promise<void> | null = null;
   let dropped = 0;
+  /** Events given up or dropped since the last flush() returned. */
+  let lost = 0;
+  let closed = false;
+  let wakeSleep: (() => void) | null = null;
 
   const enqueue = (detailType: string, detail: Record<string, unknown>, time: Date) => {
+    if (closed) {
+      dropped++;
+      lost++;
+      return;
+    }
     buffer.push({
       entry: { EventBusName: options.busName, Source: EVENT_SOURCE, DetailType: detailType, Detail: JSON.stringify(detail), Time: time },
       attempts: 0,
@@ -42,52 +105,123 @@ export function createEventPublisher(options: PublisherOptions): TransitionSink 
       const excess = buffer.length - maxBuffered;
       buffer = buffer.slice(excess);
       dropped += excess;
+      lost += excess;
     }
-    if (!sending) sending = drain().finally(() => (sending = null));
+    sending ??= drain().finally(() => (sending = null));
   };
 
-  async function drain(): Promise<void> {
-    while (buffer.length > 0) {
-      const batch = buffer.splice(0, 10);
-      let failed: typeof batch = [];
-      try {
-        const result = await client.send(new PutEventsCommand({ Entries: batch.map((b) => b.entry) }));
-        // Entries answer in request order; an entry with an ErrorCode failed on its own.
-        result.Entries?.forEach((e, i) => {
-          if (e.ErrorCode) failed.push(batch[i]!);
-        });
-      } catch (error) {
-        options.logger.warn({ event: 'events.put_failed', count: batch.length, err: String(error) });
-        failed = batch;
+  /** Sends one batch; returns the entries to try again. */
+  async function send(batch: Pending[]): Promise<Pending[]> {
+    try {
+      const result = await client.send(new PutEventsCommand({ Entries: batch.map((b) => b.entry) }));
+      // Entries answer in request order; an entry with an ErrorCode failed on its own.
+      const failed = batch.filter((_, i) => result.Entries?.[i]?.ErrorCode || (!result.Entries && result.FailedEntryCount));
+      if (failed.length > 0) {
+        const codes = [...new Set(result.Entries?.map((e) => e.ErrorCode).filter(Boolean))];
+        options.logger.warn({ event: 'events.entries_failed', count: failed.length, codes });
       }
+      return failed;
+    } catch (error) {
+      options.logger.warn({ event: 'events.put_failed', count: batch.length, err: String(error) });
+      return batch;
+    }
+  }
+
+  async function drain(): Promise<void> {
+    // Let the rest of this turn's emits join, so one emit() of 25 transitions makes 3 calls, not 4.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (buffer.length > 0 && !closed) {
+      const batches: Pending[][] = [];
+      while (buffer.length > 0 && batches.length < concurrency) batches.push(buffer.splice(0, ENTRIES_PER_CALL));
+      const failed = (await Promise.all(batches.map(send))).flat();
       const retry = failed.filter((f) => ++f.attempts < maxAttempts);
       if (failed.length > retry.length) {
-        options.logger.warn({ event: 'events.given_up', count: failed.length - retry.length });
-      }
-      if (retry.length > 0) {
-        buffer.unshift(...retry);
-        await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** Math.min(retry[0]!.attempts, 5)));
+        lost += failed.length - retry.length;
+        options.logger.warn({ event: 'events.given_up', count: failed.length - retry.length, attempts: maxAttempts });
       }
       if (dropped > 0) {
         options.logger.warn({ event: 'events.dropped', count: dropped, reason: 'buffer full' });
         dropped = 0;
       }
+      if (retry.length > 0) {
+        buffer.unshift(...retry);
+        await sleep(retryBaseMs * 2 ** Math.min(Math.min(...retry.map((r) => r.attempts)) - 1, 6));
+      }
     }
+    if (closed && buffer.length > 0) {
+      options.logger.warn({ event: 'events.dropped', count: buffer.length + dropped, reason: 'publisher closed' });
+      lost += buffer.length;
+      buffer = [];
+      dropped = 0;
+    }
+  }
+
+  /** A retry wait that close() can cut short. */
+  function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      wakeSleep = done;
+      function done() {
+        clearTimeout(timer);
+        wakeSleep = null;
+        resolve();
+      }
+    });
+  }
+
+  async function flush(timeoutMs = Number.POSITIVE_INFINITY): Promise<boolean> {
+    if (!(await settled(timeoutMs))) return false;
+    const complete = lost === 0;
+    lost = 0;
+    return complete;
+  }
+
+  async function settled(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (sending) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      if (!Number.isFinite(left)) {
+        await sending;
+        continue;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([
+        sending.then(() => false),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), left))),
+      ]);
+      clearTimeout(timer);
+      if (timedOut) return false;
+    }
+    return true;
   }
 
   return {
     emit(transitions: readonly Transition[]) {
-      for (const t of transitions) enqueue(TRANSITION_DETAIL_TYPE, transitionRecord(t), t.at);
+      for (const t of transitions) enqueue(TRANSITION_DETAIL_TYPE, transitionDetail(t), t.at);
     },
     publish(detailType, detail) {
       enqueue(detailType, detail, new Date());
     },
-    async flush() {
-      while (sending) await sending;
-    },
-    async close() {
-      while (sending) await sending;
-      client.destroy();
+    flush,
+    async close(timeoutMs = 5000) {
+      const flushed = await settled(timeoutMs);
+      closed = true;
+      if (!flushed) {
+        wakeSleep?.();
+        // An in-flight call ends within the client's request timeout; the loop then drops the rest.
+        await sending;
+      }
+      if (ownsClient) client.destroy();
     },
   };
+}
+
+/** A transition's event detail: its log record, with an over-long error text cut. */
+export function transitionDetail(t: Transition): Record<string, unknown> {
+  const record = transitionRecord(t);
+  if (typeof record.error === 'string' && record.error.length > MAX_ERROR_CHARS) {
+    record.error = `${record.error.slice(0, MAX_ERROR_CHARS)}… [truncated]`;
+  }
+  return record;
 }

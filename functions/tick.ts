@@ -1,0 +1,124 @@
+/**
+ * The scheduler tick on Lambda, run every minute by an EventBridge schedule (infra/scheduler.ts): one scheduler
+ * pass, the reaper and the reconciler within the invocation's time budget, then a `work-available` event on the bus
+ * that wakes a worker Lambda (infra/workers.ts) when short-lane work is ready or due within the lookahead.
+ *
+ * A partial failure (Redis away, one pass failing) is logged and reported in the result: every pass is safe to
+ * repeat and the next tick runs them again. The invocation fails only when PostgreSQL is unreachable, because then
+ * nothing can be scheduled at all and the failure must show in the function's error metrics.
+ */
+import { LANES, reapOnce, reconcileOnce, runTick, type ReapResult, type TickResult } from '@jobs/core';
+import type { Context as LambdaContext, ScheduledEvent } from 'aws-lambda';
+import { WORK_AVAILABLE_DETAIL_TYPE, type WorkAvailableDetail } from './events';
+import { budgetMs, lambdaHandler, lambdaResources, type LambdaResources } from './lambda';
+import { UnreachableError } from './resources';
+
+/** Time runTick leaves for the repair passes, the wake-up and the flush. */
+const TICK_RESERVE_MS = 15_000;
+/** Time the repair passes leave for the wake-up and the flush. */
+const WAKE_RESERVE_MS = 5_000;
+/** Longest wait for EventBridge to take the events (the next tick publishes again anyway). */
+const FLUSH_MAX_MS = 10_000;
+/** How long the PostgreSQL reachability check may take after a failed pass. */
+const PING_TIMEOUT_MS = 3_000;
+
+export interface TickSummary {
+  tick: TickResult | null;
+  reaped: ReapResult | null;
+  reconciled: { scanned: number; pushed: number } | null;
+  /** Short-lane depth as the wake-up saw it; `published` when a work-available event was sent. */
+  wake: { ready: number; delayed: number; dueSoon: number; published: boolean; delivered: boolean | null } | null;
+  /** Passes that failed or were skipped for lack of time, with the reason. */
+  errors: { step: string; error: string }[];
+  ms: number;
+}
+
+/**
+ * One tick. Exported for tests; `handler` is this behind the shared middy wiring.
+ * @example await tick(scheduledEvent, context)
+ */
+export async function tick(_event: ScheduledEvent, context: LambdaContext): Promise<TickSummary> {
+  const started = Date.now();
+  const ctx = await lambdaResources();
+  const { config, logger } = ctx;
+  const summary: TickSummary = { tick: null, reaped: null, reconciled: null, wake: null, errors: [], ms: 0 };
+  let reachable: Promise<boolean> | null = null;
+
+  /** Runs one pass; a failure is recorded, and ends the invocation only if PostgreSQL is gone. */
+  const pass = async <T>(step: string, run: () => Promise<T>): Promise<T | null> => {
+    try {
+      return await run();
+    } catch (error) {
+      summary.errors.push({ step, error: String(error) });
+      logger.warn({ event: 'lambda.tick_step_failed', step, err: String(error) });
+      reachable ??= pgReachable(ctx);
+      if (!(await reachable)) {
+        throw new UnreachableError(`PostgreSQL is unreachable; the tick did not run (${step}: ${String(error)})`);
+      }
+      return null;
+    }
+  };
+  const skip = (step: string) => summary.errors.push({ step, error: 'skipped: too little time left in this invocation' });
+
+  summary.tick = await pass('tick', () =>
+    runTick(ctx, {
+      lookaheadMs: config.lookaheadMs,
+      misfireGraceMs: config.misfireGraceMs,
+      deadline: new Date(Date.now() + budgetMs(context, TICK_RESERVE_MS)),
+    }),
+  );
+  if (budgetMs(context, WAKE_RESERVE_MS) > 0) {
+    summary.reaped = await pass('reap', () => reapOnce(ctx, { lanes: LANES }));
+  } else skip('reap');
+  if (budgetMs(context, WAKE_RESERVE_MS) > 0) {
+    summary.reconciled = await pass('reconcile', () => reconcileOnce(ctx, { deadline: Date.now() + budgetMs(context, WAKE_RESERVE_MS) }));
+  } else skip('reconcile');
+  // Cosmetic (the workers list filters by heartbeat age); Lambda workers leave a row behind only when killed.
+  await ctx.store.workersPrune(Math.max(10 * config.leaseMs, 10 * 60_000)).catch(() => undefined);
+
+  summary.wake = await pass('wake', () => wakeWorkers(ctx));
+  if (ctx.events) {
+    const delivered = await ctx.events.flush(Math.min(FLUSH_MAX_MS, budgetMs(context, 1000)));
+    if (summary.wake) summary.wake.delivered = summary.wake.published ? delivered : null;
+    if (!delivered) summary.errors.push({ step: 'events', error: 'EventBridge did not take every event in time; the rest stay buffered' });
+  }
+  summary.ms = Date.now() - started;
+  const busy = (summary.tick?.created ?? 0) > 0 || summary.wake?.published || summary.errors.length > 0;
+  logger[summary.errors.length > 0 ? 'warn' : busy ? 'info' : 'debug']({ event: 'lambda.tick', ...summary });
+  return summary;
+}
+
+/**
+ * Publishes `work-available` when the short lane has ids ready, or delayed ids due within the lookahead (fire
+ * times the tick just materialised, retries whose backoff ends soon). Retries due later wake nobody yet.
+ */
+async function wakeWorkers(ctx: LambdaResources): Promise<NonNullable<TickSummary['wake']>> {
+  const depth = (await ctx.queue.depth()).short;
+  // The delayed set is scored by due time in ms (packages/queue/src/lua/push-4.lua).
+  const dueSoon = await ctx.queue.redis.zcount(ctx.queue.keys.lane('short').delayed, '-inf', Date.now() + ctx.config.lookaheadMs);
+  const wake = { ready: depth.ready, delayed: depth.delayed, dueSoon, published: false, delivered: null };
+  if (depth.ready === 0 && dueSoon === 0) return wake;
+  if (!ctx.events) {
+    ctx.logger.debug({ event: 'lambda.tick_no_bus', reason: 'EVENT_BUS_NAME is not set: no worker Lambda to wake' });
+    return wake;
+  }
+  const detail: WorkAvailableDetail = { lanes: { short: { ready: depth.ready, delayed: depth.delayed } } };
+  ctx.events.publish(WORK_AVAILABLE_DETAIL_TYPE, detail as unknown as Record<string, unknown>);
+  return { ...wake, published: true };
+}
+
+async function pgReachable(ctx: LambdaResources): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      ctx.store.ping(),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS))),
+    ]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export const handler = lambdaHandler('tick', tick);

@@ -1,0 +1,115 @@
+/** functions/tick.ts invoked with the EventBridge "Scheduled Event", against real PostgreSQL, Redis and a PutEvents endpoint. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { handler } from '../../functions/tick';
+import { lambdaContext, scheduledEvent } from '../fixtures/events';
+import { lambdaTestEnv, type LambdaTestEnv } from './harness';
+import { deadEndpoint, startPutEventsServer, type PutEventsServer } from './put-events-server';
+
+let env: LambdaTestEnv;
+let bus: PutEventsServer;
+
+const invoke = () => handler(scheduledEvent(), lambdaContext({ functionName: 'Tick', timeoutMs: 60_000 }));
+/** A cron that fires once a year, with next_run_at moved so that exactly one fire time is materialised. */
+const yearlyJobDueAt = async (offsetMs: number) => {
+  const job = await env.job({ cronExpr: '0 0 1 1 *', handler: 'noop' });
+  await env.pool.query(`UPDATE jobs SET next_run_at = now() + $2 * interval '1 millisecond' WHERE id = $1`, [job.id, offsetMs]);
+  return job;
+};
+const details = (type: string) => bus.delivered.filter((e) => e.DetailType === type).map((e) => JSON.parse(e.Detail!));
+
+beforeEach(async () => {
+  bus = await startPutEventsServer();
+  env = await lambdaTestEnv('ltick', {
+    ...bus.env(),
+    EVENT_BUS_NAME: 'jobs-test-bus',
+    SCHEDULE_INTERVAL: '60s',
+    LOOKAHEAD: '120s',
+  });
+});
+afterEach(async () => {
+  await env.cleanup();
+  await bus.close();
+});
+
+describe('tick Lambda', () => {
+  it('enqueues a due cron fire time in PostgreSQL and Redis, and publishes work-available', async () => {
+    const job = await yearlyJobDueAt(-2000);
+    const result = await invoke();
+
+    expect(result.tick).toMatchObject({ jobs: 1, created: 1, pushed: 1, pushFailed: 0 });
+    expect(result.errors).toEqual([]);
+    const { rows } = await env.pool.query(`SELECT id, status, trigger FROM executions WHERE job_id = $1`, [job.id]);
+    expect(rows).toEqual([{ id: expect.any(String), status: 'queued', trigger: 'cron' }]);
+    expect(await env.redis.zscore(env.queue.keys.lane('short').ready, rows[0].id)).not.toBeNull();
+    const after = await env.store.jobGet(job.id);
+    expect(after!.nextRunAt!.getTime()).toBeGreaterThan(Date.now() + 120_000);
+
+    expect(result.wake).toEqual({ ready: 1, delayed: 0, dueSoon: 0, published: true, delivered: true });
+    const wake = bus.delivered.filter((e) => e.DetailType === 'work-available');
+    expect(wake).toHaveLength(1);
+    expect(wake[0]).toMatchObject({ EventBusName: 'jobs-test-bus', Source: 'jobs.scheduler' });
+    expect(JSON.parse(wake[0]!.Detail!)).toEqual({ lanes: { short: { ready: 1, delayed: 0 } } });
+    // The created transition went out on the same flush.
+    expect(details('execution.transition')).toEqual([
+      expect.objectContaining({ event: 'execution.transition', execution_id: rows[0].id, from: null, to: 'queued', trigger: 'cron' }),
+    ]);
+  });
+
+  it('wakes the workers for a fire time due within the lookahead', async () => {
+    await yearlyJobDueAt(30_000);
+    const result = await invoke();
+    expect(result.tick).toMatchObject({ created: 1, pushed: 1 });
+    expect(result.wake).toMatchObject({ ready: 0, delayed: 1, dueSoon: 1, published: true });
+    expect(details('work-available')).toEqual([{ lanes: { short: { ready: 0, delayed: 1 } } }]);
+  });
+
+  it('does not wake anyone for delayed work due after the lookahead (a retry backing off for an hour)', async () => {
+    await env.queue.push([{ id: '999999', lane: 'short', priority: 0, dueAt: new Date(Date.now() + 3_600_000) }]);
+    const result = await invoke();
+    expect(result.wake).toMatchObject({ ready: 0, delayed: 1, dueSoon: 0, published: false });
+    expect(bus.calls).toHaveLength(0);
+  });
+
+  it('publishes nothing when nothing is due', async () => {
+    await yearlyJobDueAt(3_600_000);
+    const result = await invoke();
+    expect(result.tick).toMatchObject({ jobs: 0, created: 0 });
+    expect(result.wake).toMatchObject({ published: false });
+    expect(bus.calls).toHaveLength(0);
+  });
+
+  it('runs the reaper and the reconciler: an id Redis lost is pushed again', async () => {
+    const job = await yearlyJobDueAt(-2000);
+    await invoke();
+    const { rows } = await env.pool.query(`SELECT id FROM executions WHERE job_id = $1`, [job.id]);
+    await env.redis.del(env.queue.keys.lane('short').ready);
+    const result = await invoke();
+    expect(result.reconciled).toEqual({ scanned: 1, pushed: 1 });
+    expect(result.reaped).toEqual({ expired: 0, requeued: 0, undeliverable: 0 });
+    expect(await env.redis.zscore(env.queue.keys.lane('short').ready, rows[0].id)).not.toBeNull();
+  });
+
+  it('reports a Redis outage as a partial failure: rows stay queued in PostgreSQL, nothing throws', async () => {
+    const job = await yearlyJobDueAt(-2000);
+    await env.setEnv({ REDIS_URL: (await deadEndpoint()).replace('http:', 'redis:') });
+    const result = await invoke();
+    expect(result.tick).toMatchObject({ created: 1, pushed: 0, pushFailed: 1 });
+    expect(result.errors.map((e) => e.step)).toEqual(expect.arrayContaining(['reap', 'reconcile', 'wake']));
+    const { rows } = await env.pool.query(`SELECT status FROM executions WHERE job_id = $1`, [job.id]);
+    expect(rows).toEqual([{ status: 'queued' }]);
+  });
+
+  it('fails the invocation when PostgreSQL is unreachable', async () => {
+    await env.setEnv({ DATABASE_URL: (await deadEndpoint()).replace('http:', 'postgres:') + '/postgres' });
+    await expect(invoke()).rejects.toThrow(/PostgreSQL is unreachable/);
+  });
+
+  it('keeps going when EventBridge is down, and says the events were not delivered', async () => {
+    await yearlyJobDueAt(-2000);
+    await env.setEnv({ AWS_ENDPOINT_URL_EVENTBRIDGE: await deadEndpoint() });
+    const result = await handler(scheduledEvent(), lambdaContext({ functionName: 'Tick', timeoutMs: 8_000 }));
+    expect(result.tick).toMatchObject({ created: 1, pushed: 1 });
+    expect(result.wake).toMatchObject({ published: true, delivered: false });
+    expect(result.errors.map((e) => e.step)).toContain('events');
+  });
+});
