@@ -1,0 +1,77 @@
+/**
+ * Correctness checks in PostgreSQL (and Redis) after a run. A benchmark that loses or duplicates a job reports FAIL
+ * whatever its speed.
+ */
+import type pg from 'pg';
+import type { Queue } from '@jobs/queue';
+import type { Collector } from './result';
+
+export interface DrainCheck {
+  total: number;
+  succeeded: number;
+  live: number;
+  other: number;
+  retries: number;
+  multiSuccess: number;
+  minuteSucceeded: number;
+  badTimes: number;
+}
+
+/**
+ * Every one of `expected` executions (of the jobs given, or all) completed exactly once: `expected` succeeded rows,
+ * no attempt chain with more than one success, no retry rows, nothing live, the per-minute outcome counters (written
+ * by the same statement as each outcome) add up to the same number, and every success has started_at <= finished_at.
+ */
+export async function checkDrain(pool: pg.Pool, expected: number): Promise<DrainCheck> {
+  const { rows } = await pool.query(`
+    SELECT count(*)::int AS total,
+           count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded,
+           count(*) FILTER (WHERE status IN ('queued', 'retrying', 'running'))::int AS live,
+           count(*) FILTER (WHERE status NOT IN ('succeeded', 'queued', 'retrying', 'running'))::int AS other,
+           count(*) FILTER (WHERE attempt > 1 OR trigger = 'retry')::int AS retries,
+           count(*) FILTER (WHERE status = 'succeeded' AND (started_at IS NULL OR finished_at IS NULL OR finished_at < started_at))::int AS bad_times
+    FROM executions`);
+  const multi = await pool.query(`
+    SELECT count(*)::int AS n FROM (
+      SELECT coalesce(root_id, id) FROM executions WHERE status = 'succeeded' GROUP BY 1 HAVING count(*) > 1) d`);
+  const minutes = await pool.query(`SELECT coalesce(sum(count), 0)::int AS n FROM execution_minutes WHERE status = 'succeeded'`);
+  const r = rows[0];
+  return {
+    total: r.total,
+    succeeded: r.succeeded,
+    live: r.live,
+    other: r.other,
+    retries: r.retries,
+    multiSuccess: multi.rows[0].n,
+    minuteSucceeded: minutes.rows[0].n,
+    badTimes: r.bad_times,
+  };
+}
+
+/** Records the drain checks into a collector; `redis` is checked for leftovers (leases, tokens, ready ids). */
+export async function verifyDrain(c: Collector, pool: pg.Pool, queue: Queue, expected: number, label = ''): Promise<boolean> {
+  const d = await checkDrain(pool, expected);
+  const depth = await queue.depth();
+  const leftovers = Object.entries(depth)
+    .filter(([, v]) => v.ready + v.running + v.delayed + v.dead > 0)
+    .map(([lane, v]) => `${lane}: ${JSON.stringify(v)}`);
+  const tokens = await Promise.all((['short', 'long'] as const).map((l) => queue.redis.hlen(queue.keys.lane(l).tokens)));
+  const ok =
+    d.total === expected &&
+    d.succeeded === expected &&
+    d.live === 0 &&
+    d.other === 0 &&
+    d.retries === 0 &&
+    d.multiSuccess === 0 &&
+    d.minuteSucceeded === expected &&
+    d.badTimes === 0;
+  c.check(
+    'PostgreSQL: every job completed exactly once (succeeded rows == N, no chain with >1 success, no retries, nothing live, per-minute counters == N)',
+    ok,
+    `expected ${expected}: ${JSON.stringify(d)}`,
+    label,
+  );
+  const redisOk = leftovers.length === 0 && tokens.every((t) => t === 0);
+  c.check('Redis: no ids left (ready, delayed, leased, tokens, dead)', redisOk, `${leftovers.join('; ')} tokens=${tokens.join(',')}`, label);
+  return ok && redisOk;
+}

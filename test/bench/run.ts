@@ -1,0 +1,184 @@
+/**
+ * `npm run bench`: the engine's benchmarks on the local PostgreSQL and Redis. Every scenario runs in its own
+ * schema and Redis prefix (createTestEnv), verifies in PostgreSQL that every job completed exactly once (a run that
+ * loses or duplicates one is a FAIL whatever its speed), and cleans up.
+ *
+ *   node --import tsx test/bench/run.ts [--json] [--only=drain,peer] [--runs=3] [--n=20000] ...   (--help for all)
+ */
+import { machineInfo, type Machine } from './lib/machine';
+import { parseOptions, type Options, type ScenarioName } from './lib/options';
+import { Collector, toJson, toTable, type ScenarioResult } from './lib/result';
+import { median } from './lib/stats';
+import { bullDrainOnce, oursDrainOnce } from './scenarios/drain';
+import { enqueueScenario } from './scenarios/enqueue';
+import { latencyScenario } from './scenarios/latency';
+import { profileScenario } from './scenarios/profile';
+import { scheduleScenario } from './scenarios/schedule';
+import { tickScenario } from './scenarios/tick';
+
+export interface BenchContext {
+  opts: Options;
+  progress: (msg: string) => void;
+  /** Our drain rate (LOG_LEVEL=warn) per run, when drain or peer ran before: latency paces itself from it. */
+  drainRates: number[];
+}
+
+const WARN = 'ours, LOG_LEVEL=warn';
+const INFO = 'ours, LOG_LEVEL=info >/dev/null';
+
+async function main() {
+  let opts: Options;
+  try {
+    opts = parseOptions(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+    process.exit(2);
+  }
+  const progress = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+  const machine = await machineInfo();
+  if (machine.synchronousCommit !== 'on') {
+    process.stderr.write(`PostgreSQL has synchronous_commit=${machine.synchronousCommit}: the benchmarks need it on (durable commits are part of the product)\n`);
+    process.exit(2);
+  }
+  const ctx: BenchContext = { opts, progress, drainRates: [] };
+  const emit = (r: ScenarioResult) => {
+    process.stdout.write(opts.json ? `${toJson(r, machine)}\n` : `\n${toTable(r)}\n`);
+  };
+  if (!opts.json) process.stdout.write(header(machine));
+
+  const selected = new Set<ScenarioName>(opts.only);
+  const results: ScenarioResult[] = [];
+  const guard = async (name: string, runs: number, params: Record<string, unknown>, body: (c: Collector) => Promise<void>) => {
+    const c = new Collector();
+    try {
+      await body(c);
+    } catch (error) {
+      c.check('scenario completed', false, error instanceof Error ? (error.stack ?? error.message) : String(error));
+    }
+    const r = c.result(name, runs, params);
+    results.push(r);
+    emit(r);
+  };
+
+  // drain and peer run interleaved (ours, BullMQ, ours, BullMQ, ...) so that noise on a shared machine hits both.
+  if (selected.has('drain') || selected.has('peer')) {
+    const runs = opts.runs ?? 3;
+    const drain = new Collector();
+    const peer = new Collector();
+    const failures: string[] = [];
+    for (let i = 0; i < runs; i++) {
+      try {
+        progress(`drain/peer run ${i + 1}/${runs}`);
+        const ours = await oursDrainOnce(selected.has('drain') ? drain : peer, {
+          n: opts.n,
+          concurrency: opts.concurrency,
+          logLevel: 'warn',
+          label: WARN,
+          record: { cpu: true },
+          progress,
+        });
+        ctx.drainRates.push(ours.jobsPerSec);
+        if (selected.has('peer')) {
+          const bull = await bullDrainOnce(peer, { n: opts.n, concurrency: opts.concurrency, label: 'BullMQ', progress });
+          peer.add('ours/BullMQ (paired runs)', 'ratio', ours.jobsPerSec / bull.jobsPerSec);
+          if (!selected.has('drain')) peer.note('ours = functions/worker-process.ts, LOG_LEVEL=warn, same N and concurrency');
+        }
+        if (selected.has('drain') && opts.infoLog) {
+          await oursDrainOnce(drain, { n: opts.n, concurrency: opts.concurrency, logLevel: 'info', label: INFO, record: { cpu: true }, progress });
+        }
+      } catch (error) {
+        failures.push(error instanceof Error ? (error.stack ?? error.message) : String(error));
+        break;
+      }
+    }
+    const params = { n: opts.n, concurrency: opts.concurrency, worker: 'functions/worker-process.ts (1 process)' };
+    if (selected.has('drain')) {
+      for (const f of failures) drain.check('scenario completed', false, f);
+      drain.note('rate = N / (max(finished_at) - min(started_at)) by the PostgreSQL clock; CPU figures are over the drain window and include everything else running on the machine for postgres/redis');
+      const r = drain.result('drain', runs, params);
+      results.push(r);
+      emit(r);
+    }
+    if (selected.has('peer')) {
+      for (const f of failures) peer.check('scenario completed', false, f);
+      const ours = median(ctx.drainRates);
+      const bull = median(peer.metrics.get('BullMQ: jobs/s')?.values ?? []);
+      peer.add('ours/BullMQ (medians)', 'ratio', ours / bull);
+      peer.note('BullMQ: one worker process, no-op processor, default job options (completed jobs kept), same Redis, own prefix; rate = N / (max(finishedOn) - min(processedOn))');
+      peer.note('not like for like: our every transition is a durable PostgreSQL commit (synchronous_commit=on); BullMQ writes only to Redis (here with no persistence)');
+      const r = peer.result('peer', runs, params);
+      results.push(r);
+      emit(r);
+    }
+  }
+
+  if (selected.has('memory')) {
+    const runs = opts.runs ?? 1;
+    await guard('memory', runs, { n: opts.n, concurrency: opts['mem-concurrency'] }, async (c) => {
+      for (let i = 0; i < runs; i++) {
+        await oursDrainOnce(c, {
+          n: opts.n,
+          concurrency: opts['mem-concurrency'],
+          logLevel: 'warn',
+          label: `worker C=${opts['mem-concurrency']}`,
+          record: { memory: true },
+          progress,
+        });
+      }
+      c.note('VmHWM is the kernel\'s peak resident set of the worker process (read before SIGTERM); VmRSS sampled every 100 ms');
+    });
+  }
+
+  if (selected.has('enqueue')) {
+    const runs = opts.runs ?? 3;
+    await guard('enqueue', runs, enqueueParams(opts), (c) => enqueueScenario(c, ctx, runs));
+  }
+  if (selected.has('latency')) {
+    const runs = opts.runs ?? 1;
+    await guard('latency', runs, { seconds: opts['latency-seconds'], concurrency: opts.concurrency }, (c) => latencyScenario(c, ctx, runs));
+  }
+  if (selected.has('schedule')) {
+    const runs = opts.runs ?? 1;
+    await guard(
+      'schedule',
+      runs,
+      { jobs: opts['schedule-jobs'], cron: '* * * * * *', seconds: opts['schedule-seconds'], SCHEDULE_INTERVAL: '60s', LOOKAHEAD: '70s' },
+      (c) => scheduleScenario(c, ctx, runs),
+    );
+  }
+  if (selected.has('tick')) {
+    const runs = opts.runs ?? 3;
+    await guard('tick', runs, { jobs: opts['tick-jobs'], due: opts['tick-due'] }, (c) => tickScenario(c, ctx, runs));
+  }
+  if (selected.has('profile')) {
+    await guard('profile', 1, { n: opts['profile-n'], concurrency: opts.concurrency }, (c) => profileScenario(c, ctx));
+  }
+
+  const failed = results.filter((r) => !r.ok).map((r) => r.scenario);
+  if (!opts.json) process.stdout.write(`\n${failed.length ? `FAIL: ${failed.join(', ')}` : `all ${results.length} scenario(s) verified`}\n`);
+  process.exit(failed.length ? 1 : 0);
+}
+
+function enqueueParams(opts: Options) {
+  return {
+    single: opts['single-n'],
+    callers: opts['single-callers'],
+    bulk: opts['bulk-n'],
+    batch: opts['bulk-batch'],
+    http: opts['http-n'],
+    httpConcurrency: opts['http-concurrency'],
+  };
+}
+
+function header(m: Machine): string {
+  return [
+    `machine: ${m.nproc} x ${m.cpu}, ${m.ramGb} GB RAM, load ${m.loadavg}`,
+    `node ${m.node}; PostgreSQL ${m.postgres} (synchronous_commit=${m.synchronousCommit}); Redis ${m.redis} (${m.redisPersistence})`,
+    '',
+  ].join('\n');
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
