@@ -52,9 +52,11 @@ export function transitionRecord(t: Transition): Record<string, unknown> {
   return record;
 }
 
-export function logSink(logger: Logger): TransitionSink {
+export function logSink(logger: Logger & { isLevelEnabled?: (level: string) => boolean }): TransitionSink {
   return {
     emit(transitions) {
+      // Building the record costs more than pino's own level check; skip it when info is off.
+      if (logger.isLevelEnabled && !logger.isLevelEnabled('info')) return;
       for (const t of transitions) logger.info(transitionRecord(t));
     },
   };

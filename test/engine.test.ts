@@ -136,6 +136,8 @@ describe('execution lifecycle', () => {
     const first = await triggerJob(e.deps, { jobId: job.id, idempotencyKey: 'abc' });
     const second = await triggerJob(e.deps, { jobId: job.id, idempotencyKey: 'abc' });
     expect(first.created).toBe(true);
-    expect(second).toEqual({ execution: first.execution, created: false });
+    expect(second.created).toBe(false);
+    expect(second.execution).toEqual(first.execution);
+    expect(second.record.id).toBe(first.record.id);
   });
 });

@@ -107,7 +107,7 @@ describe('errors', () => {
   });
 
   it('answers unknown routes with a JSON 404', async () => {
-    for (const path of ['/', '/api/v1', '/api/v1/nothing', '/api/v2/jobs', '/api/v1/jobs/1/unknown']) {
+    for (const path of ['/nope', '/api/v1', '/api/v1/nothing', '/api/v2/jobs', '/api/v1/jobs/1/unknown']) {
       const res = await h.call('GET', path);
       expect(res.status, path).toBe(404);
       expect(res.body.error.code).toBe('not_found');

@@ -7,6 +7,7 @@ import type { CommandDeps } from '@jobs/core';
 import { bodyLimit } from 'hono/body-limit';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { bearerAuth } from './auth';
+import { dashboardRoutes } from './dashboard';
 import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError, errorBody, onError, validationHook } from './errors';
 import { requestLog } from './request-log';
@@ -77,6 +78,7 @@ export function createApp(deps: ApiDeps) {
   });
   healthRoutes(root, deps);
   root.route(API_PREFIX, v1);
+  dashboardRoutes(root, deps, commands);
 
   root.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
   root.onError(onError(deps.logger));

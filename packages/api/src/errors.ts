@@ -90,7 +90,16 @@ export function toApiError(error: unknown): ApiError | null {
     return validationFailed([{ path: error.field ?? 'body', message: error.message }]);
   }
   if (error instanceof HTTPException) return fromHttpException(error);
+  if (isClientAbort(error)) return new ApiError(400, 'client_closed_request', 'the client closed the connection before the request was read');
   return null;
+}
+
+/**
+ * Node's request stream fails with "aborted" (ECONNRESET) when the client goes away mid-body: nobody reads the
+ * answer, and it is not a server bug, so it must not be logged or counted as a 500.
+ */
+function isClientAbort(error: unknown): boolean {
+  return error instanceof Error && error.message === 'aborted' && (error as { code?: string }).code === 'ECONNRESET';
 }
 
 export function renderError(c: Context, error: ApiError): Response {

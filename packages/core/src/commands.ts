@@ -6,7 +6,7 @@ import { NotFoundError } from './errors';
 import type { Clock, CreatedExecution, Logger, TransitionSink } from './ports';
 import { firstRunAt } from './schedule';
 import { createdTransition, transition } from './transitions';
-import type { ExecutionStatus, Job, Lane, QueueItem } from './types';
+import type { Execution, ExecutionStatus, Job, Lane, QueueItem } from './types';
 
 export type JobSpec = Omit<Job, 'id' | 'status' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt'> & {
   status?: Job['status'];
@@ -29,7 +29,8 @@ export interface CommandStore {
   /** Soft-deletes the job and cancels its live executions. Null if it does not exist. */
   jobDelete(id: string): Promise<{ cancelled: ChangedExecution[] } | null>;
   /** Inserts a manual run; with an idempotency key, returns the earlier execution for a repeated key. */
-  executionTrigger(input: { jobId: string; payload: unknown; idempotencyKey: string | null }): Promise<{ execution: CreatedExecution; created: boolean } | null>;
+  /** `record` is the whole row as inserted (or found), so callers need not read it again. */
+  executionTrigger(input: { jobId: string; payload: unknown; idempotencyKey: string | null }): Promise<{ execution: CreatedExecution; record: Execution; created: boolean } | null>;
   executionCancel(id: string): Promise<{ changed: ChangedExecution | null; status: ExecutionStatus } | null>;
   executionReplay(id: string): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus } | null>;
 }
@@ -58,7 +59,7 @@ export async function createJob(deps: CommandDeps, spec: JobSpec): Promise<Job> 
 export async function triggerJob(
   deps: CommandDeps,
   input: { jobId: string; payload?: unknown; idempotencyKey?: string | null },
-): Promise<{ execution: CreatedExecution; created: boolean }> {
+): Promise<{ execution: CreatedExecution; record: Execution; created: boolean }> {
   const result = await deps.store.executionTrigger({
     jobId: input.jobId,
     payload: input.payload ?? null,

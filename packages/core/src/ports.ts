@@ -119,6 +119,8 @@ export interface Outcome {
   retryDelayMs: number | null;
   /** The worker that ran the attempt (recorded when its start was not written separately). */
   workerId: string | null;
+  /** How long ago, at write time, the attempt started: dates a start written together with its outcome. */
+  startedAgoMs?: number;
 }
 
 /** A start record: attempt `id` has been running for `elapsedMs` under `token`. */

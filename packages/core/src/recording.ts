@@ -172,7 +172,7 @@ export class Recorder {
       workerId: this.options.workerId,
       leaseMs: this.options.leaseMs,
       starts: starts.map((s) => ({ id: s.execution.id, token: s.execution.token, elapsedMs: Math.round(now - s.startedAt) })),
-      outcomes: outcomes.map((o) => o.outcome),
+      outcomes: outcomes.map((o) => ({ ...o.outcome, startedAgoMs: Math.round(now - o.started.startedAt) })),
     });
     const transitions: Transition[] = [];
     for (const s of starts) {

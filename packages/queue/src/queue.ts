@@ -50,6 +50,7 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
   defineScripts(redis);
   const scripts = redis as unknown as ScriptClient;
   let blocking = options.blocking ?? null;
+  let pendingWait: Promise<void> | null = null;
   const ownsBlocking = !options.blocking;
 
   const pushArgs = (items: readonly QueueItem[]) => items.flatMap((i) => [i.id, String(i.priority), String(i.dueAt.getTime())]);
@@ -88,11 +89,24 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
 
     async waitForWork(lanes: readonly Lane[], timeoutMs: number): Promise<void> {
       if (timeoutMs < 10) {
-        await new Promise((resolve) => setTimeout(resolve, Math.max(0, timeoutMs)));
+        await sleep(Math.max(0, timeoutMs));
         return;
       }
       blocking ??= duplicate(redis);
-      await blocking.bzpopmin(...lanes.map((l) => keys.lane(l).marker), (timeoutMs / 1000).toFixed(3));
+      // Redis notices a blocking timeout only on its next cron tick (hz 10: up to ~100 ms late), so a local timer
+      // races the wait. A wait that is still pending is reused rather than stacked on the connection; a marker it
+      // pops later is only a hint (the caller claims either way).
+      pendingWait ??= blocking
+        .bzpopmin(...lanes.map((l) => keys.lane(l).marker), (timeoutMs / 1000).toFixed(3))
+        // A failing connection must not turn the caller's wait into a busy loop.
+        .then(
+          () => undefined,
+          () => sleep(timeoutMs),
+        )
+        .finally(() => {
+          pendingWait = null;
+        });
+      await Promise.race([pendingWait, sleep(timeoutMs)]);
     },
 
     async heartbeat(input: { lane: Lane; claims: Claim[]; leaseMs: number }): Promise<string[]> {
@@ -192,6 +206,10 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
     },
   };
   return queue satisfies WorkerQueue & RecoveryQueue & CommandQueue;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref?.());
 }
 
 /** A new connection with the same options (Redis and Cluster type `duplicate` differently). */

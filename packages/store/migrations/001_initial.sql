@@ -37,7 +37,9 @@ CREATE INDEX jobs_due ON jobs (next_run_at) WHERE status = 'active' AND deleted_
 
 CREATE TABLE executions (
   id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  job_id           bigint NOT NULL REFERENCES jobs (id),
+  -- No foreign key: executions are only ever inserted by INSERT ... SELECT from a live job row, and jobs are never
+  -- hard-deleted (soft delete keeps history). The per-row key check would cost bulk enqueue about a third.
+  job_id           bigint NOT NULL,
   -- First execution of the attempt chain (null: this row is the first); retry_of: the attempt this one retries.
   root_id          bigint,
   retry_of         bigint,

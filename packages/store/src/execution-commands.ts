@@ -1,8 +1,8 @@
 /** @module execution-commands — SQL behind user commands on executions: trigger, bulk enqueue, cancel, replay. */
-import type { ChangedExecution, CreatedExecution, ExecutionStatus } from '@jobs/core';
+import type { ChangedExecution, CreatedExecution, Execution, ExecutionStatus } from '@jobs/core';
 import type pg from 'pg';
 import { isId } from './jobs';
-import { CREATED_COLUMNS, toCreated } from './rows';
+import { CREATED_COLUMNS, EXECUTION_COLUMNS, toCreated, toExecution } from './rows';
 
 /**
  * A manual run. With an idempotency key, a repeated call returns the execution the first call created
@@ -11,23 +11,24 @@ import { CREATED_COLUMNS, toCreated } from './rows';
 export async function executionTrigger(
   pool: pg.Pool,
   input: { jobId: string; payload: unknown; idempotencyKey: string | null },
-): Promise<{ execution: CreatedExecution; created: boolean } | null> {
+): Promise<{ execution: CreatedExecution; record: Execution; created: boolean } | null> {
   if (!isId(input.jobId)) return null;
   const payload = input.payload === null || input.payload === undefined ? null : JSON.stringify(input.payload);
   const { rows } = await pool.query(
     `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key)
      SELECT id, 'manual', 'queued', lane, priority, now(), $2::jsonb, $3 FROM jobs WHERE id = $1 AND deleted_at IS NULL
      ON CONFLICT (job_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-     RETURNING ${CREATED_COLUMNS}`,
+     RETURNING ${EXECUTION_COLUMNS}`,
     [input.jobId, payload, input.idempotencyKey],
   );
-  if (rows[0]) return { execution: toCreated(rows[0]), created: true };
+  if (rows[0]) return { execution: toCreated(rows[0]), record: toExecution(rows[0]), created: true };
   if (input.idempotencyKey === null) return null;
   const existing = await pool.query(
-    `SELECT ${CREATED_COLUMNS} FROM executions WHERE job_id = $1 AND idempotency_key = $2`,
+    `SELECT ${EXECUTION_COLUMNS} FROM executions WHERE job_id = $1 AND idempotency_key = $2`,
     [input.jobId, input.idempotencyKey],
   );
-  return existing.rows[0] ? { execution: toCreated(existing.rows[0]), created: false } : null;
+  const row = existing.rows[0];
+  return row ? { execution: toCreated(row), record: toExecution(row), created: false } : null;
 }
 
 /** Many manual runs of one job in one statement (bulk enqueue). */

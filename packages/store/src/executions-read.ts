@@ -96,3 +96,86 @@ export async function executionStats(pool: pg.Pool): Promise<ExecutionStats> {
     oldestQueuedAgeMs: oldest.rows[0]?.age === null || oldest.rows[0]?.age === undefined ? null : Math.round(Number(oldest.rows[0].age)),
   };
 }
+
+/** Finished attempts of one minute, by outcome (the dashboard's throughput and failure-rate charts). */
+export interface MinuteOutcomes {
+  minute: Date;
+  succeeded: number;
+  failed: number;
+  dead: number;
+}
+
+/**
+ * Outcomes per minute over the last `minutes` minutes (default 60), oldest first, one entry per minute up to the
+ * current one by the database clock, zeros included.
+ * @example const hour = await executionOutcomesPerMinute(pool); hour.at(-1)!.succeeded
+ */
+export async function executionOutcomesPerMinute(pool: pg.Pool, minutes = 60): Promise<MinuteOutcomes[]> {
+  // Reads at most minutes × 3 rows of the rollup; generate_series gives the empty minutes their row.
+  const { rows } = await pool.query(
+    `SELECT m.minute, e.status, coalesce(e.count, 0)::bigint AS n
+     FROM generate_series(date_trunc('minute', now()) - make_interval(mins => $1::int - 1), date_trunc('minute', now()),
+                          interval '1 minute') AS m(minute)
+     LEFT JOIN execution_minutes e ON e.minute = m.minute
+     ORDER BY m.minute`,
+    [minutes],
+  );
+  const byMinute = new Map<number, MinuteOutcomes>();
+  for (const r of rows) {
+    const minute = r.minute as Date;
+    let entry = byMinute.get(minute.getTime());
+    if (!entry) byMinute.set(minute.getTime(), (entry = { minute, succeeded: 0, failed: 0, dead: 0 }));
+    if (r.status === 'succeeded' || r.status === 'failed' || r.status === 'dead') entry[r.status as 'succeeded'] += Number(r.n);
+  }
+  return [...byMinute.values()];
+}
+
+/** The latest finished attempt of each job (its "last outcome"); jobs without one are absent. */
+export async function executionLastOutcomes(
+  pool: pg.Pool,
+  jobIds: readonly string[],
+): Promise<Map<string, { id: string; status: ExecutionStatus; finishedAt: Date }>> {
+  const ids = jobIds.filter(isId);
+  const result = new Map<string, { id: string; status: ExecutionStatus; finishedAt: Date }>();
+  if (ids.length === 0) return result;
+  // One probe of executions_job (job_id, id DESC) per job, newest first, stopping at the first finished row.
+  const { rows } = await pool.query(
+    `SELECT j.id AS job_id, x.id, x.status, x.finished_at FROM unnest($1::bigint[]) AS j(id)
+     CROSS JOIN LATERAL (SELECT e.id, e.status, e.finished_at FROM executions e
+                         WHERE e.job_id = j.id AND e.finished_at IS NOT NULL ORDER BY e.id DESC LIMIT 1) x`,
+    [ids],
+  );
+  for (const r of rows) result.set(String(r.job_id), { id: String(r.id), status: r.status, finishedAt: r.finished_at });
+  return result;
+}
+
+/**
+ * The attempt chain around one execution, oldest first: the attempts it retries or replays (following retry_of back),
+ * and the retries and replays made from it or from its successors. Empty for an unknown id.
+ * Forward links have no index on retry_of, so they are searched among the job's next `forwardLimit` linked rows.
+ */
+export async function executionChain(pool: pg.Pool, id: string, forwardLimit = 500): Promise<Execution[]> {
+  if (!isId(id)) return [];
+  const { rows } = await pool.query(
+    `WITH RECURSIVE back AS (
+       SELECT id, retry_of, 0 AS depth FROM executions WHERE id = $1
+       UNION ALL
+       SELECT e.id, e.retry_of, b.depth + 1 FROM executions e JOIN back b ON e.id = b.retry_of WHERE b.depth < 100
+     ),
+     later AS (
+       SELECT id FROM executions
+       WHERE job_id = (SELECT job_id FROM executions WHERE id = $1) AND id > $1 AND retry_of IS NOT NULL
+       ORDER BY id LIMIT $2
+     )
+     SELECT ${EXECUTION_COLUMNS} FROM executions WHERE id IN (SELECT id FROM back UNION SELECT id FROM later) ORDER BY id`,
+    [id, forwardLimit],
+  );
+  const all = rows.map(toExecution);
+  const keep = new Set<string>();
+  const self = BigInt(id);
+  // Rows come in id order and a retry or replay always has a larger id than its source, so one pass links them.
+  for (const e of all) {
+    if (BigInt(e.id) <= self || (e.retryOf !== null && keep.has(e.retryOf))) keep.add(e.id);
+  }
+  return all.filter((e) => keep.has(e.id));
+}

@@ -95,7 +95,8 @@ export async function executionsStart(
  * Writes start records and outcomes, and creates the retry attempts of failed outcomes, in one statement: a batch
  * of changes commits together or not at all. Fencing: a start record applies only to a row still waiting with no
  * token; an outcome only to a row running under the same token, or still waiting with no token (its start never
- * went out on its own). Times come from the database clock: started_at is now() minus the elapsed time.
+ * went out on its own). Times come from the database clock: started_at is now() minus the time since the attempt
+ * started, as the worker measured it when it sent the batch.
  */
 export async function executionsRecord(
   pool: pg.Pool,
@@ -117,14 +118,15 @@ export async function executionsRecord(
        RETURNING e.id
      ),
      input AS (
-       SELECT * FROM unnest($6::bigint[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::int[], $13::int[], $14::text[])
-         AS i(id, token, status, exit_code, output, error, duration_ms, retry_delay_ms, worker_id)
+       SELECT * FROM unnest($6::bigint[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::int[], $13::int[], $14::text[], $15::int[])
+         AS i(id, token, status, exit_code, output, error, duration_ms, retry_delay_ms, worker_id, started_ago_ms)
      ),
      done AS (
        UPDATE executions e
        SET status = i.status, finished_at = now(), exit_code = i.exit_code, output = i.output, error = i.error,
            duration_ms = i.duration_ms, lease_expires_at = NULL,
-           started_at = coalesce(e.started_at, now() - make_interval(secs => i.duration_ms::double precision / 1000)),
+           started_at = coalesce(e.started_at,
+             now() - make_interval(secs => coalesce(i.started_ago_ms, i.duration_ms)::double precision / 1000)),
            worker_id = coalesce(e.worker_id, i.worker_id), lease_token = coalesce(e.lease_token, i.token)
        FROM input i
        WHERE e.id = ANY($6::bigint[]) AND e.id = i.id
@@ -168,6 +170,7 @@ export async function executionsRecord(
       outcomes.map((o) => o.durationMs),
       outcomes.map((o) => o.retryDelayMs),
       outcomes.map((o) => o.workerId),
+      outcomes.map((o) => o.startedAgoMs ?? null),
     ],
   );
   const started = new Set<string>();

@@ -15,7 +15,7 @@ import * as workers from './workers';
 export { migrate, migrations } from './migrate';
 export { isId } from './jobs';
 export type { JobListFilter } from './jobs';
-export type { ExecutionListFilter, ExecutionStats } from './executions-read';
+export type { ExecutionListFilter, ExecutionStats, MinuteOutcomes } from './executions-read';
 
 export type Store = ReturnType<typeof createStore>;
 
@@ -48,6 +48,9 @@ export function createStore(pool: pg.Pool) {
     executionGet: (id: string) => reads.executionGet(pool, id),
     executionList: (filter: reads.ExecutionListFilter) => reads.executionList(pool, filter),
     executionStats: () => reads.executionStats(pool),
+    executionOutcomesPerMinute: (minutes?: number) => reads.executionOutcomesPerMinute(pool, minutes),
+    executionLastOutcomes: (jobIds: readonly string[]) => reads.executionLastOutcomes(pool, jobIds),
+    executionChain: (id: string) => reads.executionChain(pool, id),
     // workers
     workerUpsert: (info: Parameters<typeof workers.workerUpsert>[1]) => workers.workerUpsert(pool, info),
     workerListActive: (activeWithinMs: number) => workers.workerListActive(pool, activeWithinMs),

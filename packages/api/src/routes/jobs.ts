@@ -124,10 +124,8 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
       const key = c.req.valid('header')['Idempotency-Key'] ?? null;
-      const { execution, created } = await triggerJob(commands, { jobId: id, payload: body.payload, idempotencyKey: key });
-      const row = await deps.store.executionGet(execution.id);
-      if (!row) throw new NotFoundError('execution', execution.id);
-      return c.json(executionJson(row), created ? 201 : 200);
+      const { record, created } = await triggerJob(commands, { jobId: id, payload: body.payload, idempotencyKey: key });
+      return c.json(executionJson(record), created ? 201 : 200);
     },
   );
 

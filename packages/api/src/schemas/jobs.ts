@@ -12,23 +12,51 @@ const JOB_STATUSES = ['active', 'paused'] as const;
 /** PostgreSQL text and jsonb cannot hold U+0000; refusing it here keeps it a 400 instead of a failed INSERT. */
 const NUL_MESSAGE = 'must not contain NUL (\\u0000) characters';
 
-function containsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (Array.isArray(value)) return value.some(containsNul);
-  if (typeof value === 'object' && value !== null) {
-    return Object.entries(value).some(([key, v]) => key.includes('\u0000') || containsNul(v));
+/**
+ * An unpaired UTF-16 surrogate (JSON allows `"\ud800"`) is not Unicode: PostgreSQL's jsonb refuses it (a failed
+ * INSERT) and text columns would store U+FFFD instead, so the value would not read back as sent. Refused with a 400.
+ */
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const SURROGATE_MESSAGE = 'must be valid Unicode text (no unpaired UTF-16 surrogates such as \\ud800)';
+export const isUnicodeText = (s: string): boolean => !UNPAIRED_SURROGATE.test(s);
+
+/** Deepest nesting of arrays and objects a payload may have (deeper JSON overflows the stack of whoever walks it). */
+export const MAX_PAYLOAD_DEPTH = 100;
+
+/**
+ * Why a payload cannot be stored (nesting, NUL, unpaired surrogates in strings or keys), or null. Iterative, so a
+ * hostile nesting depth is reported instead of overflowing the stack (a 500).
+ */
+function payloadProblem(payload: unknown): string | null {
+  const stack: [unknown, number][] = [[payload, 0]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return `strings and keys ${NUL_MESSAGE}`;
+      if (!isUnicodeText(value)) return `strings and keys ${SURROGATE_MESSAGE}`;
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth >= MAX_PAYLOAD_DEPTH) return `nests deeper than ${MAX_PAYLOAD_DEPTH} levels of arrays and objects`;
+    for (const [key, v] of Object.entries(value)) {
+      if (!Array.isArray(value)) stack.push([key, depth]);
+      stack.push([v, depth + 1]);
+    }
   }
-  return false;
+  return null;
 }
 
-/** Adds an issue when a payload serialises to more than 64 KiB or holds a NUL character. */
+/** Adds an issue when a payload nests too deeply, holds NUL or invalid Unicode, or serialises to more than 64 KiB. */
 export function checkPayload(ctx: z.RefinementCtx, payload: unknown): void {
   if (payload === undefined) return;
+  const problem = payloadProblem(payload);
+  if (problem) {
+    ctx.addIssue({ code: 'custom', path: ['payload'], message: problem });
+    return;
+  }
   const bytes = Buffer.byteLength(JSON.stringify(payload) ?? 'null', 'utf8');
   if (bytes > MAX_PAYLOAD_BYTES) {
     ctx.addIssue({ code: 'custom', path: ['payload'], message: `serialises to ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES} (64 KiB)` });
-  } else if (containsNul(payload)) {
-    ctx.addIssue({ code: 'custom', path: ['payload'], message: `strings and keys ${NUL_MESSAGE}` });
   }
 }
 
@@ -70,6 +98,7 @@ export const JobCreate = z
       .min(1)
       .max(200)
       .regex(NO_CONTROL_CHARS, 'must not contain control characters')
+      .refine(isUnicodeText, SURROGATE_MESSAGE)
       .openapi({ example: 'nightly-report', description: 'Unique among live jobs; trimmed.' }),
     cron_expr: z
       .string()
@@ -86,6 +115,7 @@ export const JobCreate = z
       .min(1)
       .max(10_000)
       .refine((c) => !c.includes('\u0000'), NUL_MESSAGE)
+      .refine(isUnicodeText, SURROGATE_MESSAGE)
       .nullish().openapi({ example: 'echo hello', description: 'Shell command (exactly one of command or handler).' }),
     handler: z.string().regex(HANDLER_NAME, 'must match ^[A-Za-z0-9_.:-]{1,100}$').nullish().openapi({ description: 'Registered handler name.' }),
     payload: z.unknown().optional().openapi({ description: 'Any JSON (at most 64 KiB serialised).' }),

@@ -1,0 +1,77 @@
+/**
+ * @module dashboard/pages/dead — `/dead`: executions that used up their retries; replay one, or many at once
+ * (checkboxes and one button; "select all" appears with JS). Not live: a refresh would clear the selection.
+ */
+import { keysetPage } from '../../pagination';
+import { idParam, jobNames } from '../lookups';
+import { renderPage } from '../render';
+import { Cell, CsrfField, JobName, OutcomeExcerpt, Pager, Table, When } from '../ui/components';
+import { PageHeader } from '../ui/layout';
+import type { DashRequest } from '../view';
+
+const PAGE_SIZE = 50;
+
+export async function deadPage(r: DashRequest): Promise<Response> {
+  const before = idParam(r.c.req.query('before'));
+  const { store } = r.deps;
+  const page = await keysetPage((n) => store.executionList({ status: 'dead', before, limit: n }), PAGE_SIZE, (e) => e);
+  const names = await jobNames(store, page.data.map((e) => e.jobId));
+  const now = r.view.now;
+
+  const body = (
+    <>
+      <PageHeader
+        title="Dead letter"
+        subtitle="Attempts that failed with no retries left. Replaying runs one again as a new attempt chain with a fresh retry budget."
+      />
+      {page.data.length === 0 ? (
+        <p class="empty">The dead letter queue is empty.</p>
+      ) : (
+        <form method="post" action="/dead/replay" class="stacked" id="dead-form">
+          <CsrfField view={r.view} />
+          <input type="hidden" name="return_to" value={r.c.req.path + (before ? `?before=${before}` : '')} />
+          <div class="button-row">
+            {/* First submit button in the form: Enter in the form replays the selection, never a single row. */}
+            <button type="submit" class="btn btn-primary">
+              Replay selected
+            </button>
+            <div hidden>
+              <label class="check">
+                <input type="checkbox" data-select-all="dead-form" /> Select all on this page
+              </label>
+            </div>
+          </div>
+          <Table caption="Dead executions" headers={['Select', 'Execution', 'Job', 'Attempt', 'Died', 'Error', 'Replay']} rows={page.data.length}>
+            {page.data.map((e) => (
+              <tr>
+                <Cell label="Select">
+                  <input type="checkbox" name="ids" value={e.id} id={`pick-${e.id}`} aria-label={`Select execution ${e.id}`} />
+                </Cell>
+                <Cell label="Execution">
+                  <a href={`/executions/${e.id}`}>#{e.id}</a>
+                </Cell>
+                <Cell label="Job" class="wrap-anywhere">
+                  <JobName jobId={e.jobId} names={names} />
+                </Cell>
+                <Cell label="Attempt">{e.attempt}</Cell>
+                <Cell label="Died">
+                  <When at={e.finishedAt} now={now} />
+                </Cell>
+                <Cell label="Error">
+                  <OutcomeExcerpt e={e} />
+                </Cell>
+                <Cell label="Replay">
+                  <button type="submit" class="btn btn-small" name="only" value={e.id} aria-label={`Replay execution ${e.id}`}>
+                    Replay
+                  </button>
+                </Cell>
+              </tr>
+            ))}
+          </Table>
+        </form>
+      )}
+      <Pager path="/dead" params={{}} next={page.next_cursor} />
+    </>
+  );
+  return renderPage(r.c, r.view, { title: 'Dead letter', body });
+}
