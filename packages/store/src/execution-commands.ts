@@ -2,6 +2,7 @@
 import type { ChangedExecution, CreatedExecution, Execution, ExecutionStatus } from '@jobs/core';
 import type pg from 'pg';
 import { isId } from './jobs';
+import { countInMinutes } from './minutes';
 import { CREATED_COLUMNS, EXECUTION_COLUMNS, toCreated, toExecution } from './rows';
 
 /**
@@ -59,7 +60,8 @@ export async function executionCancel(
        UPDATE executions e SET status = 'cancelled', finished_at = now(), error = 'cancelled by request', lease_expires_at = NULL
        FROM target t WHERE e.id = t.id AND t.status IN ('queued', 'retrying', 'running')
        RETURNING e.id, e.job_id, e.attempt, e.lane, e.priority, e.scheduled_for, e.worker_id, t.status AS from_status
-     )
+     ),
+     counted AS (${countInMinutes('changed', "'cancelled'")})
      SELECT t.status, c.* FROM target t LEFT JOIN changed c ON true`,
     [id],
   );

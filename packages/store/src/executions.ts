@@ -19,6 +19,8 @@ import type {
 } from '@jobs/core';
 import type pg from 'pg';
 import { CREATED_COLUMNS, toCreated, toQueueItem } from './rows';
+import type { JobDefinitions } from './job-definitions';
+import { countInMinutes } from './minutes';
 import { startWithOverlap } from './overlap';
 
 const STARTED_COLUMNS = `e.id, e.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
@@ -64,21 +66,47 @@ export const START_SQL = (overlapOnly: 'allow' | null) => `
   SELECT ${STARTED_COLUMNS} FROM started e JOIN jobs j ON j.id = e.job_id`;
 
 /**
- * Reads claimed executions that are still waiting, with their job: what a worker needs to run them. A read, so the
- * common path writes nothing before the attempt runs (its start record goes out with the next batch of writes).
+ * Reads claimed executions that are still waiting, with their job's definition (from a short-lived cache, see
+ * job-definitions.ts): what a worker needs to run them. A read, so the common path writes nothing before the
+ * attempt runs (its start record goes out with the next batch of writes).
  */
-export async function executionsLoad(pool: pg.Pool, claims: Claim[]): Promise<{ loaded: StartedExecution[]; notStarted: string[] }> {
+export async function executionsLoad(
+  pool: pg.Pool,
+  definitions: JobDefinitions,
+  claims: Claim[],
+): Promise<{ loaded: StartedExecution[]; notStarted: string[] }> {
   if (claims.length === 0) return { loaded: [], notStarted: [] };
   const tokens = new Map(claims.map((c) => [c.id, c.token]));
   const { rows } = await pool.query(
-    `SELECT e.id, '' AS token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane, e.priority,
-            e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.timeout_ms, j.max_retries,
-            j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap
-     FROM executions e JOIN jobs j ON j.id = e.job_id
-     WHERE e.id = ANY($1::bigint[]) AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL`,
+    `SELECT id, job_id, attempt, coalesce(root_id, id) AS root_id, trigger, lane, priority, scheduled_for, payload
+     FROM executions
+     WHERE id = ANY($1::bigint[]) AND status IN ('queued', 'retrying') AND lease_token IS NULL`,
     [claims.map((c) => c.id)],
   );
-  const loaded = rows.map((r) => ({ ...toStarted(r), token: tokens.get(r.id)! }));
+  const jobs = await definitions.get(pool, rows.map((r) => r.job_id as string));
+  const loaded: StartedExecution[] = [];
+  for (const r of rows) {
+    const job = jobs.get(r.job_id);
+    if (!job) continue; // cannot happen while jobs are only soft-deleted; treated as not startable
+    loaded.push({
+      id: r.id,
+      token: tokens.get(r.id)!,
+      jobId: r.job_id,
+      attempt: r.attempt,
+      rootId: r.root_id,
+      trigger: r.trigger,
+      lane: r.lane,
+      priority: r.priority,
+      scheduledFor: r.scheduled_for,
+      payload: r.payload ?? job.payload,
+      command: job.command,
+      handler: job.handler,
+      timeoutMs: job.timeoutMs,
+      maxRetries: job.maxRetries,
+      backoff: job.backoff,
+      overlap: job.overlap,
+    });
+  }
   const found = new Set(loaded.map((l) => l.id));
   return { loaded, notStarted: claims.filter((c) => !found.has(c.id)).map((c) => c.id) };
 }
@@ -143,11 +171,7 @@ export async function executionsRecord(
        RETURNING ${CREATED_COLUMNS}
      ),
      minutes AS (
-       INSERT INTO execution_minutes (minute, status, count, duration_ms)
-       SELECT date_trunc('minute', now()), outcome, count(*), coalesce(sum(duration_ms), 0) FROM done
-       GROUP BY outcome ORDER BY outcome -- a fixed lock order between concurrent writers
-       ON CONFLICT (minute, status) DO UPDATE
-         SET count = execution_minutes.count + excluded.count, duration_ms = execution_minutes.duration_ms + excluded.duration_ms
+       ${countInMinutes('done', 'outcome', 'duration_ms')}
      )
      SELECT 'started' AS kind, id, NULL::bigint AS job_id, NULL::int AS attempt, NULL AS trigger, NULL AS status,
             NULL AS lane, NULL::int AS priority, NULL::timestamptz AS scheduled_for FROM starts

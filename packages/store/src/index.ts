@@ -11,6 +11,7 @@ import * as executions from './executions';
 import * as reads from './executions-read';
 import * as jobs from './jobs';
 import * as workers from './workers';
+import { jobDefinitions } from './job-definitions';
 
 export { migrate, migrations } from './migrate';
 export { isId } from './jobs';
@@ -20,7 +21,8 @@ export type { ExecutionListFilter, ExecutionStats, MinuteOutcomes } from './exec
 export type Store = ReturnType<typeof createStore>;
 
 /** Binds every query module to one pool; the result implements all the core's store ports. */
-export function createStore(pool: pg.Pool) {
+export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: number } = {}) {
+  const definitions = jobDefinitions({ ttlMs: options.jobDefinitionTtlMs ?? 30_000 });
   const store = {
     pool,
     // jobs
@@ -31,7 +33,7 @@ export function createStore(pool: pg.Pool) {
     jobDelete: (id: string) => jobs.jobDelete(pool, id),
     jobsMaterialiseDue: (input: Parameters<typeof jobs.jobsMaterialiseDue>[1]) => jobs.jobsMaterialiseDue(pool, input),
     // executions: worker hot path and recovery
-    executionsLoad: (claims: Parameters<typeof executions.executionsLoad>[1]) => executions.executionsLoad(pool, claims),
+    executionsLoad: (claims: Parameters<typeof executions.executionsLoad>[2]) => executions.executionsLoad(pool, definitions, claims),
     executionsStart: (input: Parameters<typeof executions.executionsStart>[1]) => executions.executionsStart(pool, input),
     executionsRecord: (input: Parameters<typeof executions.executionsRecord>[1]) => executions.executionsRecord(pool, input),
     executionsFinish: (outcomes: Parameters<typeof executions.executionsFinish>[1]) => executions.executionsFinish(pool, outcomes),

@@ -1,6 +1,7 @@
 /** @module jobs — all SQL on the jobs table: insert, read, list, status changes, delete, and the tick's claim. */
 import { ConflictError, type ChangedExecution, type FirePlan, type Job, type JobSpec, type MaterialiseResult } from '@jobs/core';
 import type pg from 'pg';
+import { countInMinutes } from './minutes';
 import { CREATED_COLUMNS, JOB_COLUMNS, toCreated, toJob } from './rows';
 
 export interface JobListFilter {
@@ -117,10 +118,14 @@ async function cancelLive(client: pg.PoolClient, jobId: string, where: string, r
   const { rows } = await client.query(
     `WITH target AS (
        SELECT id, status FROM executions WHERE job_id = $1 AND ${where} FOR UPDATE
-     )
-     UPDATE executions e SET status = 'cancelled', finished_at = now(), error = $2, lease_expires_at = NULL
-     FROM target t WHERE e.id = t.id
-     RETURNING e.id, e.job_id, e.attempt, e.lane, e.priority, e.scheduled_for, e.worker_id, t.status AS from_status`,
+     ),
+     changed AS (
+       UPDATE executions e SET status = 'cancelled', finished_at = now(), error = $2, lease_expires_at = NULL
+       FROM target t WHERE e.id = t.id
+       RETURNING e.id, e.job_id, e.attempt, e.lane, e.priority, e.scheduled_for, e.worker_id, t.status AS from_status
+     ),
+     counted AS (${countInMinutes('changed', "'cancelled'")})
+     SELECT * FROM changed`,
     [jobId, reason],
   );
   return rows.map((r) => ({

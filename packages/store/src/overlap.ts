@@ -11,6 +11,7 @@
 import type { Claim, StartResult } from '@jobs/core';
 import type pg from 'pg';
 import { START_SQL, toStarted } from './executions';
+import { countInMinutes } from './minutes';
 
 export async function startWithOverlap(
   pool: pg.Pool,
@@ -75,20 +76,28 @@ export async function startWithOverlap(
 
     if (toCancel.length > 0) {
       const cancelled = await client.query(
-        `UPDATE executions SET status = 'cancelled', finished_at = now(), lease_expires_at = NULL,
-           error = 'cancelled: replaced by execution ' || x.by || ' (overlap: replace)'
-         FROM unnest($1::bigint[], $2::bigint[]) AS x(id, by)
-         WHERE executions.id = x.id AND executions.status = 'running'
-         RETURNING executions.id, executions.job_id, executions.attempt, executions.worker_id`,
+        `WITH changed AS (
+           UPDATE executions SET status = 'cancelled', finished_at = now(), lease_expires_at = NULL,
+             error = 'cancelled: replaced by execution ' || x.by || ' (overlap: replace)'
+           FROM unnest($1::bigint[], $2::bigint[]) AS x(id, by)
+           WHERE executions.id = x.id AND executions.status = 'running'
+           RETURNING executions.id, executions.job_id, executions.attempt, executions.worker_id
+         ),
+         counted AS (${countInMinutes('changed', "'cancelled'")})
+         SELECT * FROM changed`,
         [toCancel.map((r) => r.id), toCancel.map((r) => r.by)],
       );
       result.replaced = cancelled.rows.map((r) => ({ id: r.id, jobId: r.job_id, attempt: r.attempt, workerId: r.worker_id }));
     }
     if (toSkip.length > 0) {
       await client.query(
-        `UPDATE executions SET status = 'skipped', finished_at = now(), error = x.reason
-         FROM unnest($1::bigint[], $2::text[]) AS x(id, reason)
-         WHERE executions.id = x.id AND executions.status IN ('queued', 'retrying')`,
+        `WITH changed AS (
+           UPDATE executions SET status = 'skipped', finished_at = now(), error = x.reason
+           FROM unnest($1::bigint[], $2::text[]) AS x(id, reason)
+           WHERE executions.id = x.id AND executions.status IN ('queued', 'retrying')
+           RETURNING executions.id
+         )
+         ${countInMinutes('changed', "'skipped'")}`,
         [toSkip.map((s) => s.row.id), toSkip.map((s) => s.reason)],
       );
       result.skipped = toSkip.map(({ row, reason }) => ({
