@@ -27,6 +27,8 @@ export interface Config {
   eventBusName: string | null;
   handlersModule: string | null;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** Test only: shifts this process's host clock reading (the fault suite's skewed-clock processes). */
+  clockOffsetMs: number;
 }
 
 export class ConfigError extends Error {
@@ -113,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventBusName: text('EVENT_BUS_NAME', '') || null,
     handlersModule: text('HANDLERS_MODULE', '') || null,
     logLevel: oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
+    clockOffsetMs: integer('CLOCK_OFFSET_MS', 0, -86_400_000, 86_400_000),
   };
   if (config.lookaheadMs <= config.scheduleIntervalMs) {
     problems.push(`LOOKAHEAD (${config.lookaheadMs} ms) must exceed SCHEDULE_INTERVAL (${config.scheduleIntervalMs} ms), or fire times would start late`);

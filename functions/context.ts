@@ -36,12 +36,42 @@ export interface ContextOptions {
   clock?: Clock;
 }
 
+/** How often a process re-measures its clock against the database's. */
+const CLOCK_SYNC_MS = 60_000;
+
+/**
+ * A clock that agrees with PostgreSQL's, whatever the host clock says: the offset between the two is measured
+ * (SELECT clock_timestamp(), halfway through the round trip) at start and every minute. Every process then plans
+ * with the same "now": a tick on a host whose clock is minutes off neither drops fire times as misfires nor starts
+ * them early. Until the first measurement answers, it is the host clock.
+ */
+export function databaseClock(pool: pg.Pool, host: Clock, logger: AppLogger): Clock & { sync(): Promise<void>; stop(): void } {
+  let offsetMs = 0;
+  let warned = false;
+  const sync = async () => {
+    const before = host.now().getTime();
+    const { rows } = await pool.query('SELECT clock_timestamp() AS t');
+    const after = host.now().getTime();
+    offsetMs = new Date(rows[0].t).getTime() - (before + after) / 2;
+    if (Math.abs(offsetMs) > 2000 && !warned) {
+      warned = true;
+      logger.warn({ event: 'clock.skew', offset_ms: Math.round(offsetMs) }, 'the host clock differs from the database clock; using the database clock');
+    }
+  };
+  const timer = setInterval(() => void sync().catch(() => undefined), CLOCK_SYNC_MS);
+  timer.unref();
+  return { now: () => new Date(host.now().getTime() + offsetMs), sync, stop: () => clearInterval(timer) };
+}
+
 export async function createContext(options: ContextOptions = {}): Promise<Context> {
   const config = options.config ?? loadConfig();
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const pool = createPool(config, { max: options.poolMax ?? 10, logger });
   const redis = createRedis(config, logger);
+  const host: Clock = config.clockOffsetMs ? { now: () => new Date(Date.now() + config.clockOffsetMs) } : systemClock;
+  const synced = options.clock ? null : databaseClock(pool, host, logger);
   const close = async () => {
+    synced?.stop();
     await publisher?.close();
     await queue.close();
     redis.disconnect();
@@ -50,7 +80,12 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
   const queue = createQueue(redis, { prefix: config.queuePrefix });
   const publisher = config.eventBusName ? createEventPublisher({ busName: config.eventBusName, logger }) : null;
   try {
-    if (options.check ?? true) await checkServices(pool, redis, config);
+    if (options.check ?? true) {
+      await checkServices(pool, redis, config);
+      await synced?.sync();
+    } else {
+      void synced?.sync().catch(() => undefined);
+    }
     if (options.migrate) {
       const applied = await migrate(pool);
       if (applied.length > 0) logger.info({ event: 'db.migrated', versions: applied });
@@ -67,7 +102,7 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
     store: createStore(pool),
     queue,
     sink: publisher ? fanOut(logSink(logger), publisher) : logSink(logger),
-    clock: options.clock ?? systemClock,
+    clock: options.clock ?? synced!,
     close,
   };
 }

@@ -115,6 +115,8 @@ describe('crash recovery', () => {
     expect(started.started.map((s) => s.id)).toEqual([execution.id]);
     // The lease expires in the database and the reaper records the attempt as failed.
     await env.pool.query(`UPDATE executions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [execution.id]);
+    // ...and in Redis (its worker stopped heartbeating both): a Redis lease still held would mean a live worker.
+    await env.redis.zadd(env.queue.keys.lane('short').lease, 0, execution.id);
     expect((await e.reap()).expired).toBe(1);
 
     const late: Outcome = {

@@ -234,6 +234,8 @@ export interface RecoveryStore {
 }
 
 export interface RecoveryQueue {
+  /** Of these claims, the ids whose Redis lease is still live under the same token (their worker is heartbeating). */
+  leasesHeld(input: { lane: Lane; claims: Claim[] }): Promise<Set<string>>;
   /** Removes and returns ids whose Redis lease expired (by the Redis clock), with how often each was claimed. */
   reapExpired(input: { lane: Lane; limit: number }): Promise<{ id: string; deliveries: number }[]>;
   /** Pushes the items Redis does not hold anywhere (ready, delayed or leased); returns how many were pushed. */

@@ -37,14 +37,33 @@ export interface RecorderDeps {
 
 /** Most rows one flush statement carries. */
 const MAX_BATCH = 1000;
+/** Statements in flight at once: while one commits, the next batch is already on its way. */
+const MAX_WRITES = 2;
+
+interface Pending {
+  outcome: Outcome;
+  started: Started;
+  /** Its start record is known to be written (by an earlier write, or synchronously). */
+  startRecorded: boolean;
+}
 
 export class Recorder {
-  /** Running attempts whose start record is not written yet. */
+  /** Running attempts whose start record is not written yet (and not in a write in flight). */
   private readonly unrecorded = new Map<string, Started>();
+  /** Start records in a write in flight. */
+  private readonly startsInFlight = new Map<string, Started>();
   /** Running attempts whose start record is written. */
   private readonly recorded = new Map<string, Started>();
-  private readonly outcomes = new Map<string, { outcome: Outcome; started: Started; startRecorded: boolean }>();
-  private flushing: Promise<void> | null = null;
+  /** Outcomes waiting for a write, and outcomes in a write in flight. */
+  private readonly outcomes = new Map<string, Pending>();
+  private readonly outcomesInFlight = new Map<string, Pending>();
+  /** Starts in a write in flight whose attempt ended without an outcome meanwhile. */
+  private readonly forgotten = new Set<string>();
+  private writes = 0;
+  private failures = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private scheduled = false;
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly deps: RecorderDeps,
@@ -54,18 +73,14 @@ export class Recorder {
       counts: RecordingCounts;
       /** Called when a start record lost its race: the attempt must stop without recording anything. */
       onStartLost: (id: string) => void;
-      /** Called after each flush (slots for claiming may have opened). */
+      /** Called after each write (slots for claiming may have opened). */
       onFlushed: () => void;
     },
   ) {}
 
   /** Outcomes not yet written; the worker stops claiming while too many pile up. */
   get backlog(): number {
-    return this.outcomes.size;
-  }
-
-  get idle(): boolean {
-    return this.outcomes.size === 0 && this.unrecorded.size === 0 && !this.flushing;
+    return this.outcomes.size + this.outcomesInFlight.size;
   }
 
   /** An attempt began running. `alreadyRecorded`: its start was written synchronously (overlap-restricted jobs). */
@@ -84,7 +99,7 @@ export class Recorder {
   finished(outcome: Outcome): void {
     const id = outcome.id;
     const recorded = this.recorded.get(id);
-    const started = recorded ?? this.unrecorded.get(id);
+    const started = recorded ?? this.unrecorded.get(id) ?? this.startsInFlight.get(id);
     if (!started) return; // its start record lost its race: nothing of ours to write
     this.recorded.delete(id);
     this.unrecorded.delete(id);
@@ -96,14 +111,15 @@ export class Recorder {
   forget(id: string): void {
     this.recorded.delete(id);
     this.unrecorded.delete(id);
+    if (this.startsInFlight.has(id)) this.forgotten.add(id);
   }
 
   /** Claims whose lease in PostgreSQL must be extended (start written, outcome maybe pending). */
   recordedClaims(): (Claim & { lane: Lane })[] {
     const claims: (Claim & { lane: Lane })[] = [];
-    for (const s of this.recorded.values()) claims.push({ id: s.execution.id, token: s.execution.token, lane: s.execution.lane });
-    for (const o of this.outcomes.values()) {
-      if (o.startRecorded) claims.push({ id: o.outcome.id, token: o.outcome.token, lane: o.outcome.lane });
+    for (const s of this.recorded.values()) claims.push(claimOf(s.execution));
+    for (const map of [this.outcomes, this.outcomesInFlight]) {
+      for (const o of map.values()) if (o.startRecorded) claims.push(claimOf(o.outcome));
     }
     return claims;
   }
@@ -111,62 +127,83 @@ export class Recorder {
   /** Every claim this worker still holds in Redis (running or waiting to be written). */
   heldClaims(): (Claim & { lane: Lane })[] {
     const claims: (Claim & { lane: Lane })[] = [];
-    for (const map of [this.recorded, this.unrecorded]) {
-      for (const s of map.values()) claims.push({ id: s.execution.id, token: s.execution.token, lane: s.execution.lane });
+    for (const map of [this.recorded, this.unrecorded, this.startsInFlight]) {
+      for (const s of map.values()) claims.push(claimOf(s.execution));
     }
-    for (const o of this.outcomes.values()) claims.push({ id: o.outcome.id, token: o.outcome.token, lane: o.outcome.lane });
+    for (const map of [this.outcomes, this.outcomesInFlight]) for (const o of map.values()) claims.push(claimOf(o.outcome));
     return claims;
   }
 
-  isRecorded(id: string): boolean {
-    return this.recorded.has(id);
+  /** Resolves once no write is in flight (what is queued may still be waiting). */
+  async writesIdle(): Promise<void> {
+    while (this.writes > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /** Writes everything queued, retrying while the database is away; resolves when nothing is left. */
   async drain(): Promise<void> {
-    while (this.outcomes.size > 0 || this.unrecorded.size > 0 || this.flushing) {
+    while (this.writes > 0 || this.outcomes.size > 0 || this.unrecorded.size > 0) {
       this.schedule();
-      await this.flushing;
+      await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     }
+  }
+
+  private get pendingWork(): boolean {
+    return this.outcomes.size > 0 || this.unrecorded.size > 0;
   }
 
   private schedule(): void {
-    if (this.flushing) return;
-    this.flushing = this.flushLoop().finally(() => {
-      this.flushing = null;
+    if (this.scheduled || this.retryTimer) return;
+    this.scheduled = true;
+    // Let attempts starting or finishing in this turn of the event loop join the batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      while (this.writes < MAX_WRITES && this.pendingWork && !this.retryTimer) void this.writeOne();
     });
   }
 
-  private async flushLoop(): Promise<void> {
-    let failures = 0;
-    while (this.outcomes.size > 0 || this.unrecorded.size > 0) {
-      // Let attempts starting or finishing in this turn of the event loop join the batch.
-      await new Promise((resolve) => setImmediate(resolve));
-      const outcomes = take(this.outcomes.values(), MAX_BATCH);
-      const starts = take(this.unrecorded.values(), MAX_BATCH);
-      try {
-        await this.write(starts, outcomes);
-        failures = 0;
-      } catch (error) {
-        failures++;
-        this.deps.logger.warn({
-          event: 'worker.record_failed',
-          worker_id: this.options.workerId,
-          outcomes: outcomes.length,
-          starts: starts.length,
-          failures,
-          err: String(error),
-        });
-        // Outcomes stay in memory (their leases keep being extended) until the database answers again.
-        await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 100 * 2 ** Math.min(failures, 6))));
+  private async writeOne(): Promise<void> {
+    const outcomes = takeInto(this.outcomes, this.outcomesInFlight, MAX_BATCH);
+    const starts = takeInto(this.unrecorded, this.startsInFlight, MAX_BATCH);
+    this.writes++;
+    try {
+      await this.write(starts, outcomes);
+      this.failures = 0;
+    } catch (error) {
+      this.failures++;
+      // Put the batch back: outcomes stay in memory (their leases keep being extended) until the database answers.
+      for (const o of outcomes) if (!this.outcomes.has(o.outcome.id)) this.outcomes.set(o.outcome.id, o);
+      for (const s of starts) {
+        const id = s.execution.id;
+        if (this.forgotten.delete(id)) continue;
+        if (!this.outcomes.has(id) && !this.outcomesInFlight.has(id)) this.unrecorded.set(id, s);
+      }
+      this.deps.logger.warn({
+        event: 'worker.record_failed',
+        worker_id: this.options.workerId,
+        outcomes: outcomes.length,
+        starts: starts.length,
+        failures: this.failures,
+        err: String(error),
+      });
+      this.retryTimer ??= setTimeout(() => {
+        this.retryTimer = null;
+        this.schedule();
+      }, Math.min(5000, 100 * 2 ** Math.min(this.failures, 6)));
+    } finally {
+      for (const o of outcomes) this.outcomesInFlight.delete(o.outcome.id);
+      for (const s of starts) this.startsInFlight.delete(s.execution.id);
+      this.writes--;
+      if (this.writes === 0) {
+        const waiters = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const w of waiters) w();
       }
       this.options.onFlushed();
+      if (this.pendingWork) this.schedule();
     }
   }
 
-  private async write(
-    starts: Started[],
-    outcomes: { outcome: Outcome; started: Started; startRecorded: boolean }[],
-  ): Promise<void> {
+  private async write(starts: Started[], outcomes: Pending[]): Promise<void> {
     const now = performance.now();
     const result: RecordResult = await this.deps.store.executionsRecord({
       workerId: this.options.workerId,
@@ -177,17 +214,16 @@ export class Recorder {
     const transitions: Transition[] = [];
     for (const s of starts) {
       const id = s.execution.id;
-      if (!this.unrecorded.has(id)) {
-        // Finished (or forgotten) while the statement ran; its outcome, if any, is fenced on its own.
-        const pending = this.outcomes.get(id);
-        if (pending && result.started.has(id)) {
+      const won = result.started.has(id);
+      if (this.forgotten.delete(id)) continue; // cancelled or released while the statement ran
+      const pending = this.outcomes.get(id) ?? this.outcomesInFlight.get(id);
+      if (pending) {
+        // Finished while the statement ran: its outcome is fenced on its own, and now knows the start is written.
+        if (won) {
           pending.startRecorded = true;
           transitions.push(startedTransition(s.execution, s.at, this.options.workerId));
         }
-        continue;
-      }
-      this.unrecorded.delete(id);
-      if (result.started.has(id)) {
+      } else if (won) {
         this.recorded.set(id, s);
         transitions.push(startedTransition(s.execution, s.at, this.options.workerId));
       } else {
@@ -196,7 +232,6 @@ export class Recorder {
     }
     const recordedIds = new Set(result.recorded.map((o) => o.id));
     for (const o of outcomes) {
-      this.outcomes.delete(o.outcome.id);
       if (!recordedIds.has(o.outcome.id)) continue;
       if (!o.startRecorded && !result.started.has(o.outcome.id)) {
         transitions.push(startedTransition(o.started.execution, o.started.at, this.options.workerId));
@@ -224,6 +259,22 @@ export class Recorder {
   }
 }
 
+function claimOf(x: { id: string; token: string; lane: Lane }): Claim & { lane: Lane } {
+  return { id: x.id, token: x.token, lane: x.lane };
+}
+
+/** Moves up to `max` entries from one map to another and returns them. */
+function takeInto<T>(from: Map<string, T>, to: Map<string, T>, max: number): T[] {
+  const out: T[] = [];
+  for (const [id, value] of from) {
+    if (out.length >= max) break;
+    out.push(value);
+    to.set(id, value);
+    from.delete(id); // deleting the entry being visited is safe while iterating a Map
+  }
+  return out;
+}
+
 /**
  * Tells Redis what PostgreSQL now says: finished claims are acknowledged, dead ones dead-lettered, retries pushed.
  * A failure here loses nothing: leases expire and the reconciler pushes what Redis is missing.
@@ -247,13 +298,4 @@ export async function settle(
       deps.logger.warn({ event: 'worker.settle_failed', worker_id: workerId, lane, err: String(error) });
     }
   }
-}
-
-function take<T>(values: IterableIterator<T>, max: number): T[] {
-  const out: T[] = [];
-  for (const v of values) {
-    if (out.length >= max) break;
-    out.push(v);
-  }
-  return out;
 }

@@ -61,7 +61,17 @@ export async function reapOnce(
     };
   };
 
-  const expired = await deps.store.executionsLeaseExpired(limit);
+  let expired = await deps.store.executionsLeaseExpired(limit);
+  if (expired.length > 0) {
+    // A worker cut off from PostgreSQL (an outage, a restart) could not renew these leases, but it keeps renewing
+    // its Redis leases: an attempt whose Redis lease is still held under the same token is alive, and its outcome
+    // is on its way. Only attempts whose Redis lease lapsed too are failed. Without Redis, PostgreSQL decides alone.
+    const held = await leasesStillHeld(deps, expired);
+    if (held.size > 0) {
+      expired = expired.filter((e) => !held.has(e.id));
+      deps.logger.info({ event: 'reaper.lease_held', count: held.size });
+    }
+  }
   if (expired.length > 0) {
     const outcomes = expired.map((e) => fail(e, `lease expired: worker ${e.workerId ?? 'unknown'} stopped heartbeating`, e.workerId));
     result.expired = (await record(deps, outcomes)).length;
@@ -91,6 +101,20 @@ export async function reapOnce(
     }
   }
   return result;
+}
+
+async function leasesStillHeld(deps: RecoveryDeps, expired: { id: string; token: string; lane: Lane }[]): Promise<Set<string>> {
+  const held = new Set<string>();
+  try {
+    for (const lane of new Set(expired.map((e) => e.lane))) {
+      const claims = expired.filter((e) => e.lane === lane).map((e) => ({ id: e.id, token: e.token }));
+      for (const id of await deps.queue.leasesHeld({ lane, claims })) held.add(id);
+    }
+  } catch (error) {
+    deps.logger.warn({ event: 'reaper.lease_check_failed', err: String(error) });
+    return new Set();
+  }
+  return held;
 }
 
 /** Writes reaper outcomes through the same fenced statement workers use, then logs and settles them. */

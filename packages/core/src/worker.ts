@@ -68,6 +68,8 @@ interface Running {
 const CANCELLED = 'cancelled';
 const TIMEOUT = 'timeout';
 const RELEASED = 'released';
+/** How many lease periods a worker keeps its Redis leases alive while PostgreSQL does not answer it. */
+const OUTAGE_VOUCH_LEASES = 10;
 
 export class Worker {
   readonly id: string;
@@ -83,12 +85,14 @@ export class Worker {
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
   private readonly startedAt: Date;
+  /** When PostgreSQL last answered a heartbeat. */
+  private databaseSeenAt = Date.now();
 
   constructor(private readonly deps: WorkerDeps, options: WorkerOptions) {
     this.options = {
       heartbeatMs: Math.max(100, Math.floor(options.leaseMs / 3)),
       pollMs: 1000,
-      claimBatch: Math.max(1, Math.min(100, Math.ceil(options.concurrency / 2))),
+      claimBatch: Math.max(1, Math.min(200, options.concurrency)),
       killGraceMs: 2000,
       ...options,
     };
@@ -163,7 +167,10 @@ export class Worker {
     let laneIndex = 0;
     while (!this.stopping) {
       const free = concurrency - this.inFlight;
-      if (free <= 0 || this.recorder.backlog >= concurrency * 4 + claimBatch) {
+      // While work is in flight, wait until a quarter of the slots are free: a claim round trip per freed slot
+      // would spend the worker's CPU on Redis calls instead of jobs.
+      const worthClaiming = this.inFlight === 0 || free >= Math.min(claimBatch, Math.ceil(concurrency / 4));
+      if (free <= 0 || !worthClaiming || this.recorder.backlog >= Math.max(2000, concurrency * 4)) {
         await this.waitForSlot(pollMs);
         continue;
       }
@@ -292,12 +299,16 @@ export class Worker {
   /** Gives running attempts back to the queue as the same attempt (used when the grace period ends). */
   private async releaseRunning(): Promise<void> {
     const running = [...this.running.values()];
-    for (const r of running) r.controller.abort(RELEASED);
-    const recorded = running.filter((r) => this.recorder.isRecorded(r.execution.id));
+    for (const r of running) {
+      r.controller.abort(RELEASED);
+      this.recorder.forget(r.execution.id);
+    }
     const claims = running.map((r) => ({ id: r.execution.id, token: r.execution.token }));
     try {
+      // A start record still in flight must land before the release, or it would leave the row running.
+      await this.recorder.writesIdle();
       // Attempts with a start record go back to queued in PostgreSQL; the others never left it.
-      const released = await this.deps.store.executionsRelease(recorded.map((r) => ({ id: r.execution.id, token: r.execution.token })));
+      const released = await this.deps.store.executionsRelease(claims);
       this.counts.released += running.length;
       const now = this.deps.clock.now();
       this.deps.sink.emit(
@@ -336,17 +347,28 @@ export class Worker {
 
   /** Extends every lease this worker holds and stops attempts whose row is no longer theirs. */
   async heartbeat(): Promise<void> {
+    let lost = new Set<string>();
     try {
       await this.deps.store.workerUpsert(this.info());
+      this.databaseSeenAt = Date.now();
       const recorded = this.recorder.recordedClaims();
       const still = await this.deps.store.executionsHeartbeat({ workerId: this.id, leaseMs: this.options.leaseMs, claims: recorded });
-      const lost = new Set(recorded.filter((c) => !still.has(c.id)).map((c) => c.id));
+      lost = new Set(recorded.filter((c) => !still.has(c.id)).map((c) => c.id));
       for (const id of lost) {
         const running = this.running.get(id);
         if (!running) continue;
         this.deps.logger.warn({ event: 'execution.lease_lost', execution_id: id, job_id: running.execution.jobId, worker_id: this.id });
         running.controller.abort(CANCELLED);
       }
+    } catch (error) {
+      // PostgreSQL is away: the attempts are still ours, so their Redis leases are renewed below all the same (the
+      // reaper does not fail an attempt whose Redis lease is held, so outcomes computed meanwhile are kept).
+      this.deps.logger.warn({ event: 'worker.heartbeat_failed', worker_id: this.id, err: String(error) });
+    }
+    // Cut off from PostgreSQL for too long (a partition, not a restart): stop vouching for the attempts in Redis, so
+    // the reaper can hand them to workers that can record them.
+    if (Date.now() - this.databaseSeenAt > OUTAGE_VOUCH_LEASES * this.options.leaseMs) return;
+    try {
       const byLane = new Map<Lane, Claim[]>();
       for (const c of this.recorder.heldClaims()) {
         if (lost.has(c.id)) continue;

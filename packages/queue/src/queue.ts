@@ -134,6 +134,24 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       if (failed) throw failed[0];
     },
 
+    async leasesHeld(input: { lane: Lane; claims: Claim[] }): Promise<Set<string>> {
+      const held = new Set<string>();
+      if (input.claims.length === 0) return held;
+      const k = keys.lane(input.lane);
+      const pipeline = redis.pipeline().time();
+      for (const c of input.claims) pipeline.zscore(k.lease, c.id).hget(k.tokens, c.id);
+      const replies = (await pipeline.exec()) ?? [];
+      for (const [error] of replies) if (error) throw error;
+      const [sec, usec] = replies[0]![1] as [string, string];
+      const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+      input.claims.forEach((c, i) => {
+        const score = replies[1 + i * 2]![1] as string | null;
+        const token = replies[2 + i * 2]![1] as string | null;
+        if (score !== null && Number(score) > now && token === c.token) held.add(c.id);
+      });
+      return held;
+    },
+
     async reapExpired(input: { lane: Lane; limit: number }): Promise<{ id: string; deliveries: number }[]> {
       const k = keys.lane(input.lane);
       const reply = await scripts.reap(k.lease, k.tokens, k.deliveries, input.limit);

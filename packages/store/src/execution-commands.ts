@@ -15,13 +15,14 @@ export async function executionTrigger(
 ): Promise<{ execution: CreatedExecution; record: Execution; created: boolean } | null> {
   if (!isId(input.jobId)) return null;
   const payload = input.payload === null || input.payload === undefined ? null : JSON.stringify(input.payload);
-  const { rows } = await pool.query(
-    `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key)
+  const { rows } = await pool.query({
+    name: 'execution_trigger',
+    text: `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key)
      SELECT id, 'manual', 'queued', lane, priority, now(), $2::jsonb, $3 FROM jobs WHERE id = $1 AND deleted_at IS NULL
      ON CONFLICT (job_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING ${EXECUTION_COLUMNS}`,
-    [input.jobId, payload, input.idempotencyKey],
-  );
+    values: [input.jobId, payload, input.idempotencyKey],
+  });
   if (rows[0]) return { execution: toCreated(rows[0]), record: toExecution(rows[0]), created: true };
   if (input.idempotencyKey === null) return null;
   const existing = await pool.query(
@@ -38,13 +39,14 @@ export async function executionsEnqueueMany(
   input: { jobId: string; payloads: unknown[] },
 ): Promise<CreatedExecution[]> {
   if (!isId(input.jobId) || input.payloads.length === 0) return [];
-  const { rows } = await pool.query(
-    `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload)
+  const { rows } = await pool.query({
+    name: 'executions_enqueue_many',
+    text: `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload)
      SELECT j.id, 'manual', 'queued', j.lane, j.priority, now(), p.payload
      FROM jobs j, unnest($2::jsonb[]) AS p(payload) WHERE j.id = $1 AND j.deleted_at IS NULL
      RETURNING ${CREATED_COLUMNS}`,
-    [input.jobId, input.payloads.map((p) => (p === null || p === undefined ? null : JSON.stringify(p)))],
-  );
+    values: [input.jobId, input.payloads.map((p) => (p === null || p === undefined ? null : JSON.stringify(p)))],
+  });
   return rows.map(toCreated);
 }
 

@@ -77,12 +77,13 @@ export async function executionsLoad(
 ): Promise<{ loaded: StartedExecution[]; notStarted: string[] }> {
   if (claims.length === 0) return { loaded: [], notStarted: [] };
   const tokens = new Map(claims.map((c) => [c.id, c.token]));
-  const { rows } = await pool.query(
-    `SELECT id, job_id, attempt, coalesce(root_id, id) AS root_id, trigger, lane, priority, scheduled_for, payload
+  const { rows } = await pool.query({
+    name: 'executions_load',
+    text: `SELECT id, job_id, attempt, coalesce(root_id, id) AS root_id, trigger, lane, priority, scheduled_for, payload
      FROM executions
      WHERE id = ANY($1::bigint[]) AND status IN ('queued', 'retrying') AND lease_token IS NULL`,
-    [claims.map((c) => c.id)],
-  );
+    values: [claims.map((c) => c.id)],
+  });
   const jobs = await definitions.get(pool, rows.map((r) => r.job_id as string));
   const loaded: StartedExecution[] = [];
   for (const r of rows) {
@@ -119,22 +120,11 @@ export async function executionsStart(
   return startWithOverlap(pool, input);
 }
 
-/**
- * Writes start records and outcomes, and creates the retry attempts of failed outcomes, in one statement: a batch
- * of changes commits together or not at all. Fencing: a start record applies only to a row still waiting with no
- * token; an outcome only to a row running under the same token, or still waiting with no token (its start never
- * went out on its own). Times come from the database clock: started_at is now() minus the time since the attempt
- * started, as the worker measured it when it sent the batch.
- */
-export async function executionsRecord(
-  pool: pg.Pool,
-  input: { workerId: string; leaseMs: number; starts: StartRecord[]; outcomes: Outcome[] },
-): Promise<RecordResult> {
-  const { starts, outcomes } = input;
-  if (starts.length === 0 && outcomes.length === 0) return { started: new Set(), recorded: [], rejected: [], retries: [] };
-  const { rows } = await pool.query(
-    `WITH start_input AS (
-       SELECT * FROM unnest($3::bigint[], $4::text[], $5::int[]) AS s(id, token, elapsed_ms)
+// Inputs arrive as two JSON arrays (one parameter each: far cheaper for the worker to send than fifteen typed
+// arrays), and the result is one row of JSON arrays. Each UPDATE also says `e.id = ANY(<its ids>)`, which pins its
+// plan to primary-key lookups even on stale statistics.
+const RECORD_SQL = `WITH start_input AS (
+       SELECT * FROM json_to_recordset($3::json) AS s(id bigint, token text, elapsed_ms int)
      ),
      starts AS (
        UPDATE executions e
@@ -142,12 +132,13 @@ export async function executionsRecord(
            started_at = now() - make_interval(secs => s.elapsed_ms::double precision / 1000),
            lease_expires_at = now() + make_interval(secs => $2::double precision / 1000)
        FROM start_input s
-       WHERE e.id = ANY($3::bigint[]) AND e.id = s.id AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL
+       WHERE e.id = ANY(ARRAY(SELECT id FROM start_input)) AND e.id = s.id
+         AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL
        RETURNING e.id
      ),
      input AS (
-       SELECT * FROM unnest($6::bigint[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::int[], $13::int[], $14::text[], $15::int[])
-         AS i(id, token, status, exit_code, output, error, duration_ms, retry_delay_ms, worker_id, started_ago_ms)
+       SELECT * FROM json_to_recordset($4::json) AS i(id bigint, token text, status text, exit_code int, output text,
+         error text, duration_ms int, retry_delay_ms int, worker_id text, started_ago_ms int)
      ),
      done AS (
        UPDATE executions e
@@ -157,7 +148,7 @@ export async function executionsRecord(
              now() - make_interval(secs => coalesce(i.started_ago_ms, i.duration_ms)::double precision / 1000)),
            worker_id = coalesce(e.worker_id, i.worker_id), lease_token = coalesce(e.lease_token, i.token)
        FROM input i
-       WHERE e.id = ANY($6::bigint[]) AND e.id = i.id
+       WHERE e.id = ANY(ARRAY(SELECT id FROM input)) AND e.id = i.id
          AND ((e.status = 'running' AND e.lease_token = i.token)
            OR (e.status IN ('queued', 'retrying') AND e.lease_token IS NULL))
        RETURNING e.id, e.job_id, coalesce(e.root_id, e.id) AS root_id, e.attempt, e.lane, e.priority, e.payload,
@@ -173,38 +164,62 @@ export async function executionsRecord(
      minutes AS (
        ${countInMinutes('done', 'outcome', 'duration_ms')}
      )
-     SELECT 'started' AS kind, id, NULL::bigint AS job_id, NULL::int AS attempt, NULL AS trigger, NULL AS status,
-            NULL AS lane, NULL::int AS priority, NULL::timestamptz AS scheduled_for FROM starts
-     UNION ALL
-     SELECT 'done', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM done
-     UNION ALL
-     SELECT 'retry', ${CREATED_COLUMNS} FROM retries`,
-    [
+     SELECT (SELECT coalesce(json_agg(id::text), '[]') FROM starts) AS started,
+            (SELECT coalesce(json_agg(id::text), '[]') FROM done) AS done,
+            (SELECT coalesce(json_agg(json_build_object('id', id::text, 'job_id', job_id::text, 'attempt', attempt,
+               'trigger', trigger, 'status', status, 'lane', lane, 'priority', priority, 'scheduled_for', scheduled_for)), '[]')
+             FROM retries) AS retries`;
+
+/**
+ * Text PostgreSQL can store: NUL characters and unpaired surrogates (possible in a command's or a handler's output)
+ * would make the whole batch's statement fail, again and again, holding back every outcome in it.
+ */
+export function storableText(text: string | null): string | null {
+  if (text === null) return null;
+  // toWellFormed is in Node 20's V8; the ES2023 lib the project targets does not declare it.
+  return (text.replace(/\u0000/g, '\uFFFD') as unknown as { toWellFormed(): string }).toWellFormed();
+}
+
+/**
+ * Writes start records and outcomes, and creates the retry attempts of failed outcomes, in one statement: a batch
+ * of changes commits together or not at all. Fencing: a start record applies only to a row still waiting with no
+ * token; an outcome only to a row running under the same token, or still waiting with no token (its start never
+ * went out on its own). Times come from the database clock: started_at is now() minus the time since the attempt
+ * started, as the worker measured it when it sent the batch.
+ */
+export async function executionsRecord(
+  pool: pg.Pool,
+  input: { workerId: string; leaseMs: number; starts: StartRecord[]; outcomes: Outcome[] },
+): Promise<RecordResult> {
+  const { starts, outcomes } = input;
+  if (starts.length === 0 && outcomes.length === 0) return { started: new Set(), recorded: [], rejected: [], retries: [] };
+  const { rows } = await pool.query({
+    name: 'executions_record',
+    text: RECORD_SQL,
+    values: [
       input.workerId,
       input.leaseMs,
-      starts.map((s) => s.id),
-      starts.map((s) => s.token),
-      starts.map((s) => s.elapsedMs),
-      outcomes.map((o) => o.id),
-      outcomes.map((o) => o.token),
-      outcomes.map((o) => o.status),
-      outcomes.map((o) => o.exitCode),
-      outcomes.map((o) => o.output),
-      outcomes.map((o) => o.error),
-      outcomes.map((o) => o.durationMs),
-      outcomes.map((o) => o.retryDelayMs),
-      outcomes.map((o) => o.workerId),
-      outcomes.map((o) => o.startedAgoMs ?? null),
+      JSON.stringify(starts.map((s) => ({ id: s.id, token: s.token, elapsed_ms: s.elapsedMs }))),
+      JSON.stringify(
+        outcomes.map((o) => ({
+          id: o.id,
+          token: o.token,
+          status: o.status,
+          exit_code: o.exitCode,
+          output: storableText(o.output),
+          error: storableText(o.error),
+          duration_ms: o.durationMs,
+          retry_delay_ms: o.retryDelayMs,
+          worker_id: o.workerId,
+          started_ago_ms: o.startedAgoMs ?? null,
+        })),
+      ),
     ],
-  );
-  const started = new Set<string>();
-  const done = new Set<string>();
-  const retries: CreatedExecution[] = [];
-  for (const r of rows) {
-    if (r.kind === 'started') started.add(r.id);
-    else if (r.kind === 'done') done.add(r.id);
-    else retries.push(toCreated(r));
-  }
+  });
+  const row = rows[0] as { started: string[]; done: string[]; retries: (Record<string, unknown> & { scheduled_for: string })[] };
+  const started = new Set(row.started);
+  const done = new Set(row.done);
+  const retries = row.retries.map((r) => toCreated({ ...r, scheduled_for: new Date(r.scheduled_for) }));
   return {
     started,
     recorded: outcomes.filter((o) => done.has(o.id)),
