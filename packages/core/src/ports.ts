@@ -23,6 +23,8 @@ export const systemClock: Clock = { now: () => new Date() };
 /** Receives every state transition, in order per execution. Must not throw or block for long. */
 export interface TransitionSink {
   emit(transitions: readonly Transition[]): void;
+  /** False when nothing would be written (e.g. info logging off): hot paths then skip building transitions. */
+  readonly enabled?: boolean;
 }
 
 /** The subset of a structured logger (pino-compatible) the core writes to. */

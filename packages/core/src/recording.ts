@@ -37,8 +37,12 @@ export interface RecorderDeps {
 
 /** Most rows one flush statement carries. */
 const MAX_BATCH = 1000;
-/** Statements in flight at once: while one commits, the next batch is already on its way. */
-const MAX_WRITES = 2;
+/**
+ * Statements in flight at once. One measured best on a 2-core machine (12.5k vs 11.7k jobs/s, 73 vs 79 ms of
+ * worker CPU per 1,000 jobs): while it commits, the next batch grows, and fewer, larger statements cost the
+ * worker less. The recorder supports more (e.g. for a high-latency link to the database).
+ */
+const MAX_WRITES = 1;
 
 interface Pending {
   outcome: Outcome;
@@ -209,9 +213,13 @@ export class Recorder {
       workerId: this.options.workerId,
       leaseMs: this.options.leaseMs,
       starts: starts.map((s) => ({ id: s.execution.id, token: s.execution.token, elapsedMs: Math.round(now - s.startedAt) })),
-      outcomes: outcomes.map((o) => ({ ...o.outcome, startedAgoMs: Math.round(now - o.started.startedAt) })),
+      outcomes: outcomes.map((o) => {
+        o.outcome.startedAgoMs = Math.round(now - o.started.startedAt);
+        return o.outcome;
+      }),
     });
     const transitions: Transition[] = [];
+    const logging = this.deps.sink.enabled !== false;
     for (const s of starts) {
       const id = s.execution.id;
       const won = result.started.has(id);
@@ -221,25 +229,27 @@ export class Recorder {
         // Finished while the statement ran: its outcome is fenced on its own, and now knows the start is written.
         if (won) {
           pending.startRecorded = true;
-          transitions.push(startedTransition(s.execution, s.at, this.options.workerId));
+          if (logging) transitions.push(startedTransition(s.execution, s.at, this.options.workerId));
         }
       } else if (won) {
         this.recorded.set(id, s);
-        transitions.push(startedTransition(s.execution, s.at, this.options.workerId));
+        if (logging) transitions.push(startedTransition(s.execution, s.at, this.options.workerId));
       } else {
         this.options.onStartLost(id);
       }
     }
-    const recordedIds = new Set(result.recorded.map((o) => o.id));
-    for (const o of outcomes) {
-      if (!recordedIds.has(o.outcome.id)) continue;
-      if (!o.startRecorded && !result.started.has(o.outcome.id)) {
-        transitions.push(startedTransition(o.started.execution, o.started.at, this.options.workerId));
+    if (logging) {
+      const recordedIds = new Set(result.recorded.map((o) => o.id));
+      const at = this.deps.clock.now();
+      for (const o of outcomes) {
+        if (!recordedIds.has(o.outcome.id)) continue;
+        if (!o.startRecorded && !result.started.has(o.outcome.id)) {
+          transitions.push(startedTransition(o.started.execution, o.started.at, this.options.workerId));
+        }
+        transitions.push(outcomeTransition(o.outcome, at, this.options.workerId));
       }
-      transitions.push(outcomeTransition(o.outcome, this.deps.clock.now(), this.options.workerId));
+      for (const retry of result.retries) transitions.push(createdTransition(retry, at, this.options.workerId));
     }
-    const at = this.deps.clock.now();
-    for (const retry of result.retries) transitions.push(createdTransition(retry, at, this.options.workerId));
     if (transitions.length > 0) this.deps.sink.emit(transitions);
     for (const rejected of result.rejected) {
       this.deps.logger.warn({

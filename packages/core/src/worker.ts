@@ -7,7 +7,7 @@
  * written is bounded, so a slow or unreachable database stops claiming instead of piling up work.
  */
 import { toOutcome } from './outcome';
-import type { Claim, Clock, Logger, Runner, StartedExecution, TransitionSink, WorkerQueue, WorkerStore } from './ports';
+import type { Claim, Clock, Logger, Runner, RunResult, StartedExecution, TransitionSink, WorkerQueue, WorkerStore } from './ports';
 import { Recorder } from './recording';
 import { startStrictly } from './strict-start';
 import { createdTransition } from './transitions';
@@ -62,12 +62,16 @@ export interface WorkerCounts {
 interface Running {
   execution: StartedExecution;
   controller: AbortController;
+  /** performance.now() at start, and when its timeout passes. */
   startedAt: number;
+  deadline: number;
 }
 
 const CANCELLED = 'cancelled';
 const TIMEOUT = 'timeout';
 const RELEASED = 'released';
+/** Timeouts are enforced to within this (one sweep for every running attempt). */
+const TIMEOUT_SWEEP_MS = 50;
 /** How many lease periods a worker keeps its Redis leases alive while PostgreSQL does not answer it. */
 const OUTAGE_VOUCH_LEASES = 10;
 
@@ -83,6 +87,7 @@ export class Worker {
   private stopping = false;
   private slotWaiters: (() => void)[] = [];
   private heartbeatTimer: NodeJS.Timeout | null = null;
+  private timeoutTimer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
   private readonly startedAt: Date;
   /** When PostgreSQL last answered a heartbeat. */
@@ -117,6 +122,8 @@ export class Worker {
     await this.deps.store.workerUpsert(this.info());
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.options.heartbeatMs);
     this.heartbeatTimer.unref?.();
+    this.timeoutTimer = setInterval(() => this.sweepTimeouts(), TIMEOUT_SWEEP_MS);
+    this.timeoutTimer.unref?.();
     this.loop = this.claimLoop(drain);
   }
 
@@ -143,7 +150,9 @@ export class Worker {
     if (this.running.size > 0) await this.releaseRunning();
     await this.recorder.drain();
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.timeoutTimer) clearInterval(this.timeoutTimer);
     this.heartbeatTimer = null;
+    this.timeoutTimer = null;
     try {
       await this.deps.store.workerRemove(this.id);
     } catch (error) {
@@ -250,23 +259,15 @@ export class Worker {
 
   private run(execution: StartedExecution, startRecorded: boolean): void {
     const controller = new AbortController();
-    const running: Running = { execution, controller, startedAt: performance.now() };
+    const startedAt = performance.now();
+    const running: Running = { execution, controller, startedAt, deadline: startedAt + execution.timeoutMs };
     this.running.set(execution.id, running);
     this.counts.started++;
     this.recorder.started(execution, startRecorded);
-    void this.runToEnd(running);
+    void this.runWithGrace(execution, controller).then((result) => this.ended(running, result));
   }
 
-  private async runToEnd({ execution, controller, startedAt }: Running): Promise<void> {
-    const timer = setTimeout(() => controller.abort(TIMEOUT), execution.timeoutMs);
-    let result;
-    try {
-      result = await this.runWithGrace(execution, controller);
-    } catch (error) {
-      result = { ok: false, exitCode: null, output: '', error: `runner error: ${errorMessage(error)}` };
-    } finally {
-      clearTimeout(timer);
-    }
+  private ended({ execution, controller, startedAt }: Running, result: RunResult): void {
     this.running.delete(execution.id);
     const durationMs = Math.round(performance.now() - startedAt);
     const reason = controller.signal.aborted ? controller.signal.reason : null;
@@ -282,18 +283,35 @@ export class Worker {
     this.wakeSlotWaiters();
   }
 
-  private runWithGrace(execution: StartedExecution, controller: AbortController) {
-    const run = this.deps.runner.run(execution, controller.signal);
-    // A handler that ignores its abort signal must not hold a slot forever.
-    const grace = new Promise<never>((_, reject) => {
-      const onAbort = () => {
-        const t = setTimeout(() => reject(new Error('attempt did not stop after abort')), this.options.killGraceMs);
-        void run.finally(() => clearTimeout(t));
+  /** Runs one attempt; never rejects. A runner that ignores its abort signal is given up on after a grace period. */
+  private runWithGrace(execution: StartedExecution, controller: AbortController): Promise<RunResult> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (result: RunResult) => {
+        if (settled) return;
+        settled = true;
+        resolve(result);
       };
-      if (controller.signal.aborted) onAbort();
-      else controller.signal.addEventListener('abort', onAbort, { once: true });
+      this.deps.runner
+        .run(execution, controller.signal)
+        .then(finish, (error) => finish({ ok: false, exitCode: null, output: '', error: `runner error: ${errorMessage(error)}` }));
+      controller.signal.addEventListener(
+        'abort',
+        () => {
+          const giveUp = { ok: false, exitCode: null, output: '', error: 'attempt did not stop after abort' };
+          setTimeout(() => finish(giveUp), this.options.killGraceMs).unref?.();
+        },
+        { once: true },
+      );
     });
-    return Promise.race([run, grace]);
+  }
+
+  /** Aborts attempts past their timeout; one sweep for all of them instead of a timer per attempt. */
+  private sweepTimeouts(): void {
+    const now = performance.now();
+    for (const r of this.running.values()) {
+      if (now >= r.deadline && !r.controller.signal.aborted) r.controller.abort(TIMEOUT);
+    }
   }
 
   /** Gives running attempts back to the queue as the same attempt (used when the grace period ends). */
