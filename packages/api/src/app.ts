@@ -4,9 +4,9 @@
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { CommandDeps } from '@jobs/core';
-import { bodyLimit } from 'hono/body-limit';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { bearerAuth } from './auth';
+import { bodyLimit } from './body-limit';
 import { dashboardRoutes } from './dashboard';
 import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError, errorBody, onError, validationHook } from './errors';
@@ -45,11 +45,8 @@ export function createApp(deps: ApiDeps) {
   v1.use('*', bearerAuth(deps.apiKeys));
   v1.use(
     '*',
-    bodyLimit({
-      maxSize: deps.bodyLimitBytes,
-      onError: () => {
-        throw new ApiError(413, 'payload_too_large', `request body exceeds ${deps.bodyLimitBytes} bytes`);
-      },
+    bodyLimit(deps.bodyLimitBytes, () => {
+      throw new ApiError(413, 'payload_too_large', `request body exceeds ${deps.bodyLimitBytes} bytes`);
     }),
   );
   jobRoutes(v1, deps, commands);

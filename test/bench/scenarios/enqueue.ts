@@ -9,7 +9,11 @@
 import { serve } from '@hono/node-server';
 import { triggerJob } from '@jobs/core';
 import pino from 'pino';
+import { spawn, spawnSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Worker as Thread } from 'node:worker_threads';
 import { createLogger, logSink } from '../../../functions/logger';
 import type { TestEnv } from '../../support/env';
@@ -94,11 +98,12 @@ export async function enqueueScenario(c: Collector, ctx: BenchContext, runs: num
       // http
       const httpJob = await noopJob(env);
       const http = await httpTrigger(env, httpJob, opts['http-n'], opts['http-concurrency']);
-      c.add(`HTTP trigger (${opts['http-concurrency']} in flight)`, 'req/s', http.rate, { target: { op: '>=', value: 2_000 } });
+      const client = 'client' in http ? 'wrk' : 'node:http client thread';
+      c.add(`HTTP trigger (${opts['http-concurrency']} in flight, ${client})`, 'req/s', http.rate, { target: { op: '>=', value: 2_000 } });
       c.add('HTTP trigger p50', 'ms', http.p50, { info: true });
       c.add('HTTP trigger p99', 'ms', http.p99, { info: true });
       progress(`enqueue http: ${Math.round(http.rate)} req/s ${JSON.stringify(http.statuses)}`);
-      c.check('HTTP: every request answered 201 with a distinct execution id', http.ok, JSON.stringify(http.statuses), `run ${run + 1}`);
+      c.check('HTTP: every request answered 201 (distinct rows: checked in PostgreSQL below)', http.ok, JSON.stringify(http.statuses), `run ${run + 1}`);
 
       await verifyEnqueued(c, env, { [singleJob]: n + warm, [bulkJob]: opts['bulk-n'], [layersJob]: 2 * layerN, [httpJob]: opts['http-n'] }, `run ${run + 1}`);
     } finally {
@@ -106,7 +111,7 @@ export async function enqueueScenario(c: Collector, ctx: BenchContext, runs: num
     }
   }
   c.note('HTTP: the API logs one line per request and per created execution at LOG_LEVEL=info, to /dev/null here; one API key (bearer auth on)');
-  c.note('HTTP load comes from a worker thread in the same process (own event loop); server and client share the machine');
+  c.note(hasWrk() ? 'HTTP load comes from wrk (apt-get install wrk), sending exactly n triggers; the rate is n over the span of their insert times (DB clock); server and wrk share the machine' : 'HTTP load comes from a node:http client in a worker thread of this process (install wrk for a lighter client); server and client share the machine');
 }
 
 async function closedLoop(n: number, concurrency: number, call: () => Promise<unknown>): Promise<number> {
@@ -150,6 +155,7 @@ export async function httpTrigger(env: TestEnv, jobId: string, n: number, concur
   try {
     const port = (server.address() as AddressInfo).port;
     const url = `http://127.0.0.1:${port}/api/v1/jobs/${jobId}/trigger`;
+    if (hasWrk()) return await wrkTrigger({ url, n, concurrency, token, env, jobId });
     const thread = new Thread(new URL('../lib/http-client.mjs', import.meta.url), { workerData: { url, n, concurrency, token } });
     const result = await new Promise<{ ms: number; statuses: Record<string, number>; ids: string[]; latencies: number[] }>((resolve, reject) => {
       thread.once('message', resolve);
@@ -166,6 +172,77 @@ export async function httpTrigger(env: TestEnv, jobId: string, n: number, concur
     };
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+/** wrk (a C load generator) takes far less of a 2-core machine than any Node client; used when installed. */
+function hasWrk(): boolean {
+  return spawnSync('sh', ['-c', 'command -v wrk'], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * Exactly `n` trigger POSTs through wrk: once n are sent, its connections send GET /healthz (which creates
+ * nothing) until the n-th trigger answered, then it stops; its Lua `done` prints the counts as JSON.
+ */
+async function wrkTrigger(input: { url: string; n: number; concurrency: number; token: string; env: TestEnv; jobId: string }) {
+  const target = new URL(input.url);
+  const script = join(tmpdir(), `bench-wrk-${process.pid}.lua`);
+  writeFileSync(
+    script,
+    `-- request/response run in the thread's Lua state, done() in the main one: counts travel through thread:get.
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+-- Requests are formatted in init(): at load time wrk does not know the host yet (the request would lack Host).
+-- sent starts at -1: wrk calls request() once after init() to check whether the request is static, without sending.
+function init(args)
+  sent = -1; created = 0; other = 0
+  trigger = wrk.format("POST", "${target.pathname}", { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer ${input.token}" }, "{}")
+  health = wrk.format("GET", "/healthz")
+end
+function request()
+  if sent < ${input.n} then sent = sent + 1; return trigger end
+  return health
+end
+function response(status, headers, body)
+  if status == 201 then created = created + 1 elseif status ~= 200 then other = other + 1 end
+  if created + other >= ${input.n} then wrk.thread:stop() end
+end
+function done(summary, latency, requests)
+  local c, o = 0, 0
+  for _, t in ipairs(threads) do c = c + t:get("created"); o = o + t:get("other") end
+  io.write(string.format('WRK {"created":%d,"other":%d,"ms":%f,"p50":%f,"p99":%f}\\n', c, o,
+    summary.duration / 1000, latency:percentile(50) / 1000, latency:percentile(99) / 1000))
+end
+`,
+  );
+  try {
+    // Asynchronously: the server under test runs in this process's event loop.
+    const child = spawn('wrk', ['-t1', `-c${input.concurrency}`, '-d120s', '-s', script, `${target.origin}/`]);
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stdout += d.toString()));
+    const closed = new Promise((resolve) => child.on('close', resolve));
+    // wrk keeps its threads alive until -d ends even after they stop sending: once PostgreSQL holds all n rows,
+    // interrupt it (it then prints its report and runs done()). The rate comes from the rows' own insert times.
+    let span: { n: number; ms: number } = { n: 0, ms: 0 };
+    for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
+      const { rows } = await input.env.pool.query(
+        `SELECT count(*)::int AS n, extract(epoch FROM max(queued_at) - min(queued_at)) * 1000 AS ms FROM executions WHERE job_id = $1`,
+        [input.jobId],
+      );
+      span = { n: rows[0].n, ms: Number(rows[0].ms ?? 0) };
+      if (span.n >= input.n) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 200)); // the last responses reach wrk
+    child.kill('SIGINT');
+    await closed;
+    const line = stdout.split('\n').find((l) => l.startsWith('WRK '));
+    if (!line) throw new Error(`wrk gave no result: ${stdout}`);
+    const r = JSON.parse(line.slice(4)) as { created: number; other: number; ms: number; p50: number; p99: number };
+    return { rate: input.n / (span.ms / 1000), p50: r.p50, p99: r.p99, statuses: { 201: r.created, other: r.other }, ok: r.created === input.n, client: 'wrk' };
+  } finally {
+    rmSync(script, { force: true });
   }
 }
 

@@ -29,8 +29,10 @@ const jsonBody = <T extends z.ZodType>(schema: T, required: boolean) => ({
 /** An empty body with a JSON Content-Type counts as `{}` (curl -X POST -H 'Content-Type: application/json'). */
 const emptyBodyIsEmptyObject: MiddlewareHandler = async (c, next) => {
   const type = c.req.header('content-type') ?? '';
-  if (c.req.raw.body && /^application\/json\b/i.test(type) && (await c.req.raw.clone().text()).trim() === '') {
-    c.req.raw = new Request(c.req.raw, { body: '{}' });
+  if (/^application\/json\b/i.test(type)) {
+    // Read once into Hono's body cache (the validator's json() parses the cached text), never clone the request.
+    const text = await c.req.text();
+    if (text.trim() === '') (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve('{}');
   }
   await next();
 };
