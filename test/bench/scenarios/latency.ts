@@ -31,11 +31,43 @@ export async function latencyScenario(c: Collector, ctx: BenchContext, runs: num
       const calib = await oursDrainOnce(new Collector(), { n: opts.n, concurrency: opts.concurrency, logLevel: 'warn', label: 'calibration', progress });
       ctx.drainRates.push(calib.jobsPerSec);
     }
-    rate = Math.round(median(ctx.drainRates) * opts['latency-fraction']);
-    c.note(`rate = ${opts['latency-fraction']} x the drain median of this run (${Math.round(median(ctx.drainRates))} jobs/s) = ${rate} triggers/s`);
+    // The pipeline's maximum for single triggers is the lower of what one process can insert one by one and what a
+    // worker drains; 50% of that is the load at which queueing should still be rare.
+    const drain = median(ctx.drainRates);
+    const inserts = await triggerCapacity(ctx);
+    rate = Math.round(Math.min(drain, inserts) * opts['latency-fraction']);
+    c.note(`rate = ${opts['latency-fraction']} x min(drain median ${Math.round(drain)} jobs/s, single-trigger capacity ${Math.round(inserts)}/s measured closed-loop from this process) = ${rate} triggers/s`);
   }
   c.add('offered trigger rate', 'triggers/s', rate, { info: true });
   for (let run = 0; run < runs; run++) await once(c, ctx, rate, `run ${run + 1}`);
+}
+
+/** Single triggers per second one process sustains closed-loop with the generator's pool (no worker running). */
+async function triggerCapacity(ctx: BenchContext): Promise<number> {
+  const { opts } = ctx;
+  const env = await benchEnv('bench_latency_cap');
+  try {
+    const jobId = await noopJob(env);
+    const genPool = new pg.Pool({ connectionString: env.childEnv.DATABASE_URL, max: opts['latency-pool'] });
+    genPool.on('error', () => undefined);
+    const deps = { ...commandDeps(env), store: createStore(genPool) };
+    try {
+      for (let i = 0; i < 200; i++) await triggerJob(deps, { jobId });
+      let sent = 0;
+      const total = 6000;
+      const t = performance.now();
+      await Promise.all(
+        Array.from({ length: opts['latency-pool'] }, async () => {
+          while (sent++ < total) await triggerJob(deps, { jobId });
+        }),
+      );
+      return total / ((performance.now() - t) / 1000);
+    } finally {
+      await genPool.end();
+    }
+  } finally {
+    await env.cleanup();
+  }
 }
 
 /**
