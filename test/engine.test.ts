@@ -97,6 +97,18 @@ describe('execution lifecycle', () => {
     expect(await statusOf(s.execution.id)).toBe('running');
   });
 
+  it('runs as many attempts at once as its concurrency, even when they are claimed one by one', async () => {
+    const job = await createJob(e.deps, jobSpec({ handler: 'sleep', payload: { ms: 1500 } }));
+    const worker = await e.worker({ concurrency: 8 });
+    for (let i = 0; i < 8; i++) {
+      await triggerJob(e.deps, { jobId: job.id });
+      await new Promise((r) => setTimeout(r, 30)); // arrive one at a time, each claimed alone
+    }
+    await eventually(() => worker.inFlight === 8, 1000);
+    const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE status = 'running'`);
+    expect(rows[0].n).toBe(8);
+  });
+
   it('cancels a queued attempt and a running one (killing its command)', async () => {
     const job = await createJob(e.deps, jobSpec({ handler: null, command: 'sleep 20' }));
     const queued = await triggerJob(e.deps, { jobId: job.id });

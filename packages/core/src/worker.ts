@@ -70,6 +70,8 @@ interface Running {
 const CANCELLED = 'cancelled';
 const TIMEOUT = 'timeout';
 const RELEASED = 'released';
+/** The longest a claim for only a few free slots waits for more slots to free up. */
+const CLAIM_DEFER_MS = 2;
 /** Timeouts are enforced to within this (one sweep for every running attempt). */
 const TIMEOUT_SWEEP_MS = 50;
 /** How many lease periods a worker keeps its Redis leases alive while PostgreSQL does not answer it. */
@@ -174,15 +176,22 @@ export class Worker {
     const { lanes, concurrency, claimBatch, leaseMs, pollMs } = this.options;
     let idleSince = Date.now();
     let laneIndex = 0;
+    let deferred = false;
     while (!this.stopping) {
       const free = concurrency - this.inFlight;
-      // While work is in flight, wait until a quarter of the slots are free: a claim round trip per freed slot
-      // would spend the worker's CPU on Redis calls instead of jobs.
-      const worthClaiming = this.inFlight === 0 || free >= Math.min(claimBatch, Math.ceil(concurrency / 4));
-      if (free <= 0 || !worthClaiming || this.recorder.backlog >= Math.max(2000, concurrency * 4)) {
+      if (free <= 0 || this.recorder.backlog >= Math.max(2000, concurrency * 4)) {
         await this.waitForSlot(pollMs);
         continue;
       }
+      // While work is in flight and only a few slots are free, give other attempts a moment to finish: one claim
+      // round trip per freed slot would spend the worker's CPU on Redis calls instead of jobs. Only once, briefly,
+      // so a free slot never stays idle while work waits.
+      if (!deferred && this.inFlight > 0 && free < Math.min(claimBatch, Math.ceil(concurrency / 4))) {
+        deferred = true;
+        await this.waitForSlot(CLAIM_DEFER_MS);
+        continue;
+      }
+      deferred = false;
       if (drain.mayClaim && !drain.mayClaim()) break;
       let claimedAny = false;
       let nextDueAt: Date | null = null;
