@@ -109,6 +109,22 @@ describe('execution lifecycle', () => {
     expect(rows[0].n).toBe(8);
   });
 
+  it('leaves no lease behind when heartbeats race with acknowledgements', async () => {
+    const job = await createJob(e.deps, jobSpec({ handler: 'noop' }));
+    const created = await env.store.executionsEnqueueMany({ jobId: job.id, payloads: Array.from({ length: 3000 }, () => null) });
+    await env.queue.push(created);
+    // A heartbeat every 5 ms: constantly in flight while batches of outcomes are written and acknowledged.
+    await e.worker({ concurrency: 50, heartbeatMs: 5 });
+    await eventually(async () => {
+      const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE status = 'succeeded'`);
+      return rows[0].n === 3000;
+    }, 20_000);
+    await e.stopAll();
+    const lane = env.queue.keys.lane('short');
+    expect(await env.redis.zcard(lane.lease)).toBe(0);
+    expect(await env.redis.hlen(lane.tokens)).toBe(0);
+  });
+
   it('cancels a queued attempt and a running one (killing its command)', async () => {
     const job = await createJob(e.deps, jobSpec({ handler: null, command: 'sleep 20' }));
     const queued = await triggerJob(e.deps, { jobId: job.id });

@@ -265,6 +265,9 @@ export class Recorder {
     const counts = this.options.counts;
     counts.rejected += result.rejected.length;
     for (const o of result.recorded) counts[o.status]++;
+    // No longer held: drop them before the acknowledgement goes out, so a heartbeat built from here on cannot
+    // restore (as "lost to a flush") the leases this settle removes.
+    for (const o of outcomes) this.outcomesInFlight.delete(o.outcome.id);
     await settle(this.deps, outcomes.map((o) => o.outcome), result, this.options.workerId);
   }
 }

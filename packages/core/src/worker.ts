@@ -403,9 +403,11 @@ export class Worker {
         list.push({ id: c.id, token: c.token });
         byLane.set(c.lane, list);
       }
-      for (const [lane, claims] of byLane) {
-        await this.deps.queue.heartbeat({ lane, claims, leaseMs: this.options.leaseMs });
-      }
+      // Sent together, right after the list was built: a claim settled later is acknowledged after this heartbeat
+      // on the same connection, so the heartbeat can never restore a lease that was just acknowledged.
+      await Promise.all(
+        [...byLane].map(([lane, claims]) => this.deps.queue.heartbeat({ lane, claims, leaseMs: this.options.leaseMs })),
+      );
     } catch (error) {
       this.deps.logger.warn({ event: 'worker.heartbeat_failed', worker_id: this.id, err: String(error) });
     }

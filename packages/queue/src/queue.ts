@@ -112,11 +112,11 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
     async heartbeat(input: { lane: Lane; claims: Claim[]; leaseMs: number }): Promise<string[]> {
       if (input.claims.length === 0) return [];
       const k = keys.lane(input.lane);
-      const lost: string[] = [];
-      for (const chunk of chunks(input.claims, 1000)) {
-        lost.push(...(await scripts.heartbeat(k.lease, k.tokens, input.leaseMs, ...chunk.flatMap((c) => [c.id, c.token]))));
-      }
-      return lost;
+      // All chunks are sent at once, in order, so none is delayed behind an acknowledgement sent meanwhile.
+      const replies = await Promise.all(
+        chunks(input.claims, 1000).map((chunk) => scripts.heartbeat(k.lease, k.tokens, input.leaseMs, ...chunk.flatMap((c) => [c.id, c.token]))),
+      );
+      return replies.flat();
     },
 
     /** Acks finished claims and dead-letters dead ones, then pushes new items (retries), in one round trip. */
