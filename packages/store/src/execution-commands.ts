@@ -3,7 +3,7 @@ import type { ChangedExecution, CreatedExecution, Execution, ExecutionStatus } f
 import type pg from 'pg';
 import { isId } from './jobs';
 import { countInMinutes } from './minutes';
-import { CREATED_COLUMNS, EXECUTION_COLUMNS, toCreated, toExecution } from './rows';
+import { CREATED_COLUMNS, EXECUTION_COLUMNS, toCancelled, toCreated, toExecution } from './rows';
 
 /**
  * A manual run. With an idempotency key, a repeated call returns the execution the first call created
@@ -70,20 +70,7 @@ export async function executionCancel(
   const r = rows[0];
   if (!r) return null;
   if (!r.id) return { changed: null, status: r.status };
-  return {
-    status: 'cancelled',
-    changed: {
-      id: r.id,
-      jobId: r.job_id,
-      attempt: r.attempt,
-      lane: r.lane,
-      priority: r.priority,
-      dueAt: r.scheduled_for,
-      workerId: r.worker_id,
-      from: r.from_status,
-      to: 'cancelled',
-    },
-  };
+  return { status: 'cancelled', changed: toCancelled(r) };
 }
 
 /** A dead or failed execution re-run as a new attempt chain (attempt 1, a fresh retry budget). */

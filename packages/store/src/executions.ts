@@ -18,7 +18,7 @@ import type {
   WaitingExecution,
 } from '@jobs/core';
 import type pg from 'pg';
-import { CREATED_COLUMNS, toCreated, toQueueItem } from './rows';
+import { CREATED_COLUMNS, toBackoff, toCreated, toQueueItem } from './rows';
 import type { JobDefinitions } from './job-definitions';
 import { countInMinutes } from './minutes';
 import { startWithOverlap } from './overlap';
@@ -43,7 +43,7 @@ export function toStarted(r: any): StartedExecution {
     handler: r.handler,
     timeoutMs: r.timeout_ms,
     maxRetries: r.max_retries,
-    backoff: { baseMs: r.backoff_base_ms, factor: r.backoff_factor, maxMs: r.backoff_max_ms, jitter: r.backoff_jitter },
+    backoff: toBackoff(r),
     overlap: r.overlap,
   };
 }
@@ -284,7 +284,7 @@ export async function executionsLeaseExpired(pool: pg.Pool, limit: number): Prom
     priority: r.priority,
     workerId: r.worker_id,
     maxRetries: r.max_retries,
-    backoff: { baseMs: r.backoff_base_ms, factor: r.backoff_factor, maxMs: r.backoff_max_ms, jitter: r.backoff_jitter },
+    backoff: toBackoff(r),
   }));
 }
 
@@ -316,6 +316,6 @@ export async function executionsWaiting(pool: pg.Pool, ids: readonly string[]): 
     jobId: r.job_id,
     attempt: r.attempt,
     maxRetries: r.max_retries,
-    backoff: { baseMs: r.backoff_base_ms, factor: r.backoff_factor, maxMs: r.backoff_max_ms, jitter: r.backoff_jitter },
+    backoff: toBackoff(r),
   }));
 }

@@ -7,6 +7,7 @@
  */
 import type { Backoff, OverlapPolicy } from '@jobs/core';
 import type pg from 'pg';
+import { toBackoff } from './rows';
 
 export interface JobDefinition {
   payload: unknown;
@@ -50,7 +51,7 @@ export function jobDefinitions(options: { ttlMs: number; max?: number }): JobDef
           handler: r.handler,
           timeoutMs: r.timeout_ms,
           maxRetries: r.max_retries,
-          backoff: { baseMs: r.backoff_base_ms, factor: r.backoff_factor, maxMs: r.backoff_max_ms, jitter: r.backoff_jitter },
+          backoff: toBackoff(r),
           overlap: r.overlap,
         };
         cache.set(r.id, { definition, expires: now + options.ttlMs });

@@ -2,7 +2,7 @@
 import { ConflictError, type ChangedExecution, type FirePlan, type Job, type JobSpec, type MaterialiseResult } from '@jobs/core';
 import type pg from 'pg';
 import { countInMinutes } from './minutes';
-import { CREATED_COLUMNS, JOB_COLUMNS, toCreated, toJob } from './rows';
+import { CREATED_COLUMNS, JOB_COLUMNS, toCancelled, toCreated, toJob } from './rows';
 
 export interface JobListFilter {
   status?: Job['status'];
@@ -128,17 +128,7 @@ async function cancelLive(client: pg.PoolClient, jobId: string, where: string, r
      SELECT * FROM changed`,
     [jobId, reason],
   );
-  return rows.map((r) => ({
-    id: r.id,
-    jobId: r.job_id,
-    attempt: r.attempt,
-    lane: r.lane,
-    priority: r.priority,
-    dueAt: r.scheduled_for,
-    workerId: r.worker_id,
-    from: r.from_status,
-    to: 'cancelled' as const,
-  }));
+  return rows.map(toCancelled);
 }
 
 /**

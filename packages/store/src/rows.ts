@@ -1,6 +1,5 @@
 /** @module rows — maps PostgreSQL rows to domain objects (ids stay strings: bigint does not fit a JS number). */
-import type { Execution, Job, Lane, QueueItem, WorkerInfo } from '@jobs/core';
-import type { CreatedExecution } from '@jobs/core';
+import type { Backoff, ChangedExecution, CreatedExecution, Execution, Job, Lane, QueueItem, WorkerInfo } from '@jobs/core';
 
 export const JOB_COLUMNS = `id, name, cron_expr, timezone, run_at, command, handler, payload, status, max_retries,
   backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
@@ -20,7 +19,7 @@ export function toJob(r: any): Job {
     payload: r.payload,
     status: r.status,
     maxRetries: r.max_retries,
-    backoff: { baseMs: r.backoff_base_ms, factor: r.backoff_factor, maxMs: r.backoff_max_ms, jitter: r.backoff_jitter },
+    backoff: toBackoff(r),
     timeoutMs: r.timeout_ms,
     overlap: r.overlap,
     misfire: r.misfire,
@@ -96,5 +95,25 @@ export function toWorker(r: any): WorkerInfo {
     version: r.version,
     startedAt: r.started_at,
     lastHeartbeatAt: r.last_heartbeat_at,
+  };
+}
+
+/** A job's retry backoff from its backoff_* columns. */
+export function toBackoff(r: any): Backoff {
+  return { baseMs: r.backoff_base_ms, factor: r.backoff_factor, maxMs: r.backoff_max_ms, jitter: r.backoff_jitter };
+}
+
+/** A row just cancelled, from `RETURNING id, job_id, attempt, lane, priority, scheduled_for, worker_id, from_status`. */
+export function toCancelled(r: any): ChangedExecution {
+  return {
+    id: r.id,
+    jobId: r.job_id,
+    attempt: r.attempt,
+    lane: r.lane,
+    priority: r.priority,
+    dueAt: r.scheduled_for,
+    workerId: r.worker_id,
+    from: r.from_status,
+    to: 'cancelled',
   };
 }
