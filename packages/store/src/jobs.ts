@@ -2,6 +2,7 @@
 import { ConflictError, type ChangedExecution, type FirePlan, type Job, type JobSpec, type MaterialiseResult } from '@jobs/core';
 import type pg from 'pg';
 import { countInMinutes } from './minutes';
+import { transaction } from './transaction';
 import { CREATED_COLUMNS, JOB_COLUMNS, toCancelled, toCreated, toJob } from './rows';
 
 export interface JobListFilter {
@@ -61,56 +62,34 @@ export async function jobSetStatus(
   input: { id: string; status: Job['status']; nextRunAt: Date | null },
 ): Promise<{ job: Job; cancelled: ChangedExecution[] } | null> {
   if (!isId(input.id)) return null;
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return transaction(pool, async (client) => {
     const updated = await client.query(
       `UPDATE jobs SET status = $2, next_run_at = $3, updated_at = now()
        WHERE id = $1 AND deleted_at IS NULL RETURNING ${JOB_COLUMNS}`,
       [input.id, input.status, input.nextRunAt],
     );
-    if (updated.rowCount === 0) {
-      await client.query('ROLLBACK');
-      return null;
-    }
+    if (updated.rowCount === 0) return null;
     let cancelled: ChangedExecution[] = [];
     if (input.status === 'paused') {
       cancelled = await cancelLive(client, input.id, `trigger IN ('cron', 'once') AND status = 'queued'`, 'job paused');
     }
-    await client.query('COMMIT');
     return { job: toJob(updated.rows[0]), cancelled };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Soft delete: no further runs, live executions cancelled (running ones are killed by their worker), history kept. */
 export async function jobDelete(pool: pg.Pool, id: string): Promise<{ cancelled: ChangedExecution[] } | null> {
   if (!isId(id)) return null;
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return transaction(pool, async (client) => {
     const deleted = await client.query(
       `UPDATE jobs SET deleted_at = now(), next_run_at = NULL, status = 'paused', updated_at = now()
        WHERE id = $1 AND deleted_at IS NULL`,
       [id],
     );
-    if (deleted.rowCount === 0) {
-      await client.query('ROLLBACK');
-      return null;
-    }
+    if (deleted.rowCount === 0) return null;
     const cancelled = await cancelLive(client, id, `status IN ('queued', 'retrying', 'running')`, 'job deleted');
-    await client.query('COMMIT');
     return { cancelled };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 async function cancelLive(client: pg.PoolClient, jobId: string, where: string, reason: string): Promise<ChangedExecution[]> {
@@ -139,19 +118,14 @@ export async function jobsMaterialiseDue(
   pool: pg.Pool,
   input: { horizon: Date; limit: number; plan: (job: Job) => FirePlan },
 ): Promise<MaterialiseResult> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return transaction(pool, async (client) => {
     const due = await client.query(
       `SELECT ${JOB_COLUMNS} FROM jobs
        WHERE status = 'active' AND deleted_at IS NULL AND next_run_at IS NOT NULL AND next_run_at <= $1
        ORDER BY next_run_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
       [input.horizon, input.limit],
     );
-    if (due.rows.length === 0) {
-      await client.query('COMMIT');
-      return { jobs: 0, created: [], droppedMisfires: 0 };
-    }
+    if (due.rows.length === 0) return { jobs: 0, created: [], droppedMisfires: 0 };
     const jobs = due.rows.map(toJob);
     const fireJobIds: string[] = [];
     const fireTimes: Date[] = [];
@@ -188,14 +162,8 @@ export async function jobsMaterialiseDue(
        FROM unnest($1::bigint[], $2::timestamptz[]) AS n(id, next_run_at) WHERE jobs.id = n.id`,
       [nextIds, nextTimes],
     );
-    await client.query('COMMIT');
     return { jobs: jobs.length, created, droppedMisfires };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Ids are positive bigints; anything else cannot name a row (and must not reach a ::bigint cast as an error). */

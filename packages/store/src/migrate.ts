@@ -4,6 +4,7 @@
  */
 import type pg from 'pg';
 import { MIGRATIONS } from './migrations.generated';
+import { inTransaction, withClient } from './transaction';
 
 export interface Migration {
   version: number;
@@ -30,9 +31,8 @@ export function migrations(): Migration[] {
  * @example await migrate(pool)
  */
 export async function migrate(pool: pg.Pool): Promise<number[]> {
-  const client = await pool.connect();
-  const lock = `SELECT pg_advisory_xact_lock(hashtext('jobs-scheduler-migrate:' || current_schema()))`;
-  try {
+  return withClient(pool, async (client) => {
+    const lock = `SELECT pg_advisory_xact_lock(hashtext('jobs-scheduler-migrate:' || current_schema()))`;
     const applied: number[] = [];
     await inTransaction(client, async () => {
       await client.query(lock);
@@ -57,18 +57,5 @@ export async function migrate(pool: pg.Pool): Promise<number[]> {
       });
     }
     return applied;
-  } finally {
-    client.release();
-  }
-}
-
-async function inTransaction(client: pg.PoolClient, work: () => Promise<void>): Promise<void> {
-  await client.query('BEGIN');
-  try {
-    await work();
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  }
+  });
 }

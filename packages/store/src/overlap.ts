@@ -12,6 +12,7 @@ import type { Claim, StartResult } from '@jobs/core';
 import type pg from 'pg';
 import { START_SQL, toStarted } from './executions';
 import { countInMinutes } from './minutes';
+import { transaction } from './transaction';
 
 export async function startWithOverlap(
   pool: pg.Pool,
@@ -20,9 +21,7 @@ export async function startWithOverlap(
   const result: StartResult = { started: [], skipped: [], notStarted: [], replaced: [] };
   if (input.claims.length === 0) return result;
   const tokens = new Map(input.claims.map((c) => [c.id, c.token]));
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return transaction(pool, async (client) => {
     const candidates = (
       await client.query(
         `SELECT e.id, e.job_id, e.attempt, e.trigger, e.lane, e.scheduled_for, j.overlap
@@ -33,10 +32,7 @@ export async function startWithOverlap(
     ).rows;
     const candidateIds = new Set(candidates.map((c) => c.id as string));
     result.notStarted = input.claims.filter((c) => !candidateIds.has(c.id)).map((c) => c.id);
-    if (candidates.length === 0) {
-      await client.query('COMMIT');
-      return result;
-    }
+    if (candidates.length === 0) return result;
     const jobIds = [...new Set(candidates.map((c) => c.job_id as string))];
     await client.query(`SELECT id FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`, [jobIds]);
     const running = (
@@ -119,12 +115,6 @@ export async function startWithOverlap(
       ]);
       result.started = started.rows.map(toStarted);
     }
-    await client.query('COMMIT');
     return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
