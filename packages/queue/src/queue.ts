@@ -232,7 +232,11 @@ function sleep(ms: number): Promise<void> {
 
 /** A new connection with the same options (Redis and Cluster type `duplicate` differently). */
 function duplicate(redis: RedisClient): RedisClient {
-  return (redis as Redis).duplicate();
+  const copy = (redis as Redis).duplicate();
+  // Listeners are not copied; without one, ioredis prints every reconnect error of this connection to stderr.
+  // The main client's listener already reports Redis being away.
+  copy.on('error', () => undefined);
+  return copy;
 }
 
 function byLane<T extends { lane: Lane }>(items: readonly T[]): Map<Lane, T[]> {
