@@ -2,7 +2,7 @@
  * @module context — wiring: builds the logger, pool, Redis client, store, queue and sinks once per process.
  * Entry points (local stack, worker, scheduler, Lambda handlers) take what they need from here.
  */
-import { systemClock, type Clock, type TransitionSink } from '@jobs/core';
+import type { Clock, TransitionSink } from '@jobs/core';
 import { createQueue, type Queue, type RedisClient } from '@jobs/queue';
 import { createStore, migrate, type Store } from '@jobs/store';
 import type pg from 'pg';
@@ -45,13 +45,13 @@ const CLOCK_SYNC_MS = 60_000;
  * with the same "now": a tick on a host whose clock is minutes off neither drops fire times as misfires nor starts
  * them early. Until the first measurement answers, it is the host clock.
  */
-export function databaseClock(pool: pg.Pool, host: Clock, logger: AppLogger): Clock & { sync(): Promise<void>; stop(): void } {
+export function databaseClock(pool: pg.Pool, hostMs: () => number, logger: AppLogger): Clock & { sync(): Promise<void>; stop(): void } {
   let offsetMs = 0;
   let warned = false;
   const sync = async () => {
-    const before = host.now().getTime();
+    const before = hostMs();
     const { rows } = await pool.query('SELECT clock_timestamp() AS t');
-    const after = host.now().getTime();
+    const after = hostMs();
     offsetMs = new Date(rows[0].t).getTime() - (before + after) / 2;
     if (Math.abs(offsetMs) > 2000 && !warned) {
       warned = true;
@@ -60,7 +60,7 @@ export function databaseClock(pool: pg.Pool, host: Clock, logger: AppLogger): Cl
   };
   const timer = setInterval(() => void sync().catch(() => undefined), CLOCK_SYNC_MS);
   timer.unref();
-  return { now: () => new Date(host.now().getTime() + offsetMs), sync, stop: () => clearInterval(timer) };
+  return { now: () => new Date(hostMs() + offsetMs), sync, stop: () => clearInterval(timer) };
 }
 
 export async function createContext(options: ContextOptions = {}): Promise<Context> {
@@ -68,8 +68,8 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const pool = createPool(config, { max: options.poolMax ?? 10, logger });
   const redis = createRedis(config, logger);
-  const host: Clock = config.clockOffsetMs ? { now: () => new Date(Date.now() + config.clockOffsetMs) } : systemClock;
-  const synced = options.clock ? null : databaseClock(pool, host, logger);
+  const hostMs = config.clockOffsetMs ? () => Date.now() + config.clockOffsetMs : Date.now;
+  const synced = options.clock ? null : databaseClock(pool, hostMs, logger);
   const close = async () => {
     synced?.stop();
     await publisher?.close();

@@ -10,5 +10,6 @@ export * from './schedule';
 export * from './transitions';
 export * from './tick';
 export * from './worker';
+export * from './cancellation';
 export * from './recovery';
 export * from './commands';

@@ -2,6 +2,7 @@
  * @module ports — the narrow interfaces the core needs from the outside world.
  * Adapters (packages/store, packages/queue, packages/runner) implement them; entry points in functions/ wire them.
  */
+import type { Cancellation } from './cancellation';
 import type {
   Backoff,
   ExecutionStatus,
@@ -191,9 +192,9 @@ export interface WorkerQueue {
   withdraw(items: readonly (QueueItem & { running: boolean })[]): Promise<void>;
 }
 
-/** Runs one attempt. Must honour `signal` (kill the process group) and cap its output. */
+/** Runs one attempt. Must honour `cancel.signal` (kill the process group) and cap its output. */
 export interface Runner {
-  run(execution: StartedExecution, signal: AbortSignal): Promise<RunResult>;
+  run(execution: StartedExecution, cancel: Cancellation): Promise<RunResult>;
 }
 
 export interface RunResult {

@@ -6,6 +6,7 @@
  * each attempt's lease token. A slot is freed as soon as its attempt finishes; the number of outcomes waiting to be
  * written is bounded, so a slow or unreachable database stops claiming instead of piling up work.
  */
+import { LazyAbort } from './cancellation';
 import { toOutcome } from './outcome';
 import type { Claim, Clock, Logger, Runner, RunResult, StartedExecution, TransitionSink, WorkerQueue, WorkerStore } from './ports';
 import { Recorder } from './recording';
@@ -61,7 +62,7 @@ export interface WorkerCounts {
 
 interface Running {
   execution: StartedExecution;
-  controller: AbortController;
+  abort: LazyAbort;
   /** performance.now() at start, and when its timeout passes. */
   startedAt: number;
   deadline: number;
@@ -110,7 +111,7 @@ export class Worker {
       workerId: this.id,
       leaseMs: this.options.leaseMs,
       counts: this.counts,
-      onStartLost: (id) => this.running.get(id)?.controller.abort(CANCELLED),
+      onStartLost: (id) => this.running.get(id)?.abort.abort(CANCELLED),
       onFlushed: () => this.wakeSlotWaiters(),
     });
   }
@@ -166,7 +167,7 @@ export class Worker {
   cancel(executionId: string): boolean {
     const running = this.running.get(executionId);
     if (!running) return false;
-    running.controller.abort(CANCELLED);
+    running.abort.abort(CANCELLED);
     return true;
   }
 
@@ -267,19 +268,19 @@ export class Worker {
   // ---------------------------------------------------------------- running
 
   private run(execution: StartedExecution, startRecorded: boolean): void {
-    const controller = new AbortController();
+    const abort = new LazyAbort();
     const startedAt = performance.now();
-    const running: Running = { execution, controller, startedAt, deadline: startedAt + execution.timeoutMs };
+    const running: Running = { execution, abort, startedAt, deadline: startedAt + execution.timeoutMs };
     this.running.set(execution.id, running);
     this.counts.started++;
     this.recorder.started(execution, startRecorded);
-    void this.runWithGrace(execution, controller).then((result) => this.ended(running, result));
+    void this.runWithGrace(execution, abort).then((result) => this.ended(running, result));
   }
 
-  private ended({ execution, controller, startedAt }: Running, result: RunResult): void {
+  private ended({ execution, abort, startedAt }: Running, result: RunResult): void {
     this.running.delete(execution.id);
     const durationMs = Math.round(performance.now() - startedAt);
-    const reason = controller.signal.aborted ? controller.signal.reason : null;
+    const reason = abort.aborted ? abort.reason : null;
     if (reason === CANCELLED || reason === RELEASED) {
       // Someone else decided this attempt's fate (cancel, replace, shutdown release): nothing of ours to record.
       this.recorder.forget(execution.id);
@@ -293,7 +294,7 @@ export class Worker {
   }
 
   /** Runs one attempt; never rejects. A runner that ignores its abort signal is given up on after a grace period. */
-  private runWithGrace(execution: StartedExecution, controller: AbortController): Promise<RunResult> {
+  private runWithGrace(execution: StartedExecution, abort: LazyAbort): Promise<RunResult> {
     return new Promise((resolve) => {
       let settled = false;
       const finish = (result: RunResult) => {
@@ -302,16 +303,12 @@ export class Worker {
         resolve(result);
       };
       this.deps.runner
-        .run(execution, controller.signal)
+        .run(execution, abort)
         .then(finish, (error) => finish({ ok: false, exitCode: null, output: '', error: `runner error: ${errorMessage(error)}` }));
-      controller.signal.addEventListener(
-        'abort',
-        () => {
-          const giveUp = { ok: false, exitCode: null, output: '', error: 'attempt did not stop after abort' };
-          setTimeout(() => finish(giveUp), this.options.killGraceMs).unref?.();
-        },
-        { once: true },
-      );
+      abort.onAbort(() => {
+        const giveUp = { ok: false, exitCode: null, output: '', error: 'attempt did not stop after abort' };
+        setTimeout(() => finish(giveUp), this.options.killGraceMs).unref?.();
+      });
     });
   }
 
@@ -319,7 +316,7 @@ export class Worker {
   private sweepTimeouts(): void {
     const now = performance.now();
     for (const r of this.running.values()) {
-      if (now >= r.deadline && !r.controller.signal.aborted) r.controller.abort(TIMEOUT);
+      if (now >= r.deadline && !r.abort.aborted) r.abort.abort(TIMEOUT);
     }
   }
 
@@ -327,7 +324,7 @@ export class Worker {
   private async releaseRunning(): Promise<void> {
     const running = [...this.running.values()];
     for (const r of running) {
-      r.controller.abort(RELEASED);
+      r.abort.abort(RELEASED);
       this.recorder.forget(r.execution.id);
     }
     const claims = running.map((r) => ({ id: r.execution.id, token: r.execution.token }));
@@ -385,7 +382,7 @@ export class Worker {
         const running = this.running.get(id);
         if (!running) continue;
         this.deps.logger.warn({ event: 'execution.lease_lost', execution_id: id, job_id: running.execution.jobId, worker_id: this.id });
-        running.controller.abort(CANCELLED);
+        running.abort.abort(CANCELLED);
       }
     } catch (error) {
       // PostgreSQL is away: the attempts are still ours, so their Redis leases are renewed below all the same (the

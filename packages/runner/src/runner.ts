@@ -1,7 +1,7 @@
 /**
  * @module runner — the worker's Runner: a job runs its shell command, or a TypeScript handler registered by name.
  */
-import type { Runner, RunResult, StartedExecution } from '@jobs/core';
+import type { Cancellation, Runner, RunResult, StartedExecution } from '@jobs/core';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 import { runShell, type ShellOptions } from './shell';
 
@@ -33,21 +33,21 @@ export function createRunner(options: RunnerOptions = {}): Runner & { handlers: 
   const limit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
   return {
     handlers,
-    async run(execution: StartedExecution, signal: AbortSignal): Promise<RunResult> {
+    async run(execution: StartedExecution, cancel: Cancellation): Promise<RunResult> {
       if (execution.handler) {
         const handler = handlers.get(execution.handler);
         if (!handler) {
           return { ok: false, exitCode: null, output: '', error: `no handler named ${JSON.stringify(execution.handler)} is registered in this worker` };
         }
-        return runHandler(handler, execution, signal, limit);
+        return runHandler(handler, execution, cancel, limit);
       }
-      if (execution.command) return runShell(execution.command, execution, signal, options);
+      if (execution.command) return runShell(execution.command, execution, cancel.signal, options);
       return { ok: false, exitCode: null, output: '', error: 'job has neither a command nor a handler' };
     },
   };
 }
 
-async function runHandler(handler: Handler, execution: StartedExecution, signal: AbortSignal, limit: number): Promise<RunResult> {
+async function runHandler(handler: Handler, execution: StartedExecution, cancel: Cancellation, limit: number): Promise<RunResult> {
   const output = new CappedOutput(limit);
   try {
     const value = await handler({
@@ -56,7 +56,10 @@ async function runHandler(handler: Handler, execution: StartedExecution, signal:
       attempt: execution.attempt,
       scheduledFor: execution.scheduledFor,
       payload: execution.payload,
-      signal,
+      // A getter: the signal is only built for handlers that look at it.
+      get signal() {
+        return cancel.signal;
+      },
       log: (line) => output.write(`${line}\n`),
     });
     if (value !== undefined) output.write(typeof value === 'string' ? value : JSON.stringify(value));
