@@ -124,7 +124,7 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       const k = keys.lane(input.lane);
       const pipeline = redis.pipeline() as unknown as ScriptClient & { exec(): Promise<[Error | null, unknown][] | null> };
       if (input.acks.length > 0 || input.dead.length > 0) {
-        pipeline.settle(k.lease, k.tokens, k.dead, k.deliveries, input.acks.length, ...input.acks.flatMap((a) => [a.id, a.token]), ...input.dead);
+        pipeline.settle(k.lease, k.tokens, k.dead, k.deliveries, packClaims(input.acks), input.dead.join(' '));
       }
       for (const chunk of chunks(input.push, 1000)) {
         pipeline.push(k.ready, k.delayed, k.lease, k.marker, ...pushArgs(chunk));
@@ -237,6 +237,13 @@ function duplicate(redis: RedisClient): RedisClient {
   // The main client's listener already reports Redis being away.
   copy.on('error', () => undefined);
   return copy;
+}
+
+/** Claims as "id token id token ...": one Lua argument for a whole batch (see settle-4.lua). */
+function packClaims(claims: readonly Claim[]): string {
+  let out = '';
+  for (const c of claims) out += out ? ` ${c.id} ${c.token}` : `${c.id} ${c.token}`;
+  return out;
 }
 
 function byLane<T extends { lane: Lane }>(items: readonly T[]): Map<Lane, T[]> {
