@@ -59,7 +59,7 @@ for (const [proto, table] of [[pg.Client.prototype, 'pg'], [pg.Pool.prototype, '
       result.then(
         (res) => {
           add(stats[table], key, now() - t);
-          if (MARKS && table === 'pool' && key.startsWith("SELECT e.id, '' AS token")) {
+          if (MARKS && table === 'pool' && key.startsWith('SELECT id, job_id, attempt, coalesce(root_id, id)')) {
             const at = wall();
             for (const row of res.rows) marks.loaded[row.id] ??= at;
           }
