@@ -106,10 +106,32 @@ export function renderError(c: Context, error: ApiError): Response {
   return c.json(errorBody(error.code, error.message, error.details), error.status, error.headers);
 }
 
+/**
+ * PostgreSQL or Redis unreachable, restarting or refusing connections: the request was fine, the service is not.
+ * pg: class 08 (connection exception) and 57P (shutdown, crash recovery); node: connection refused/reset/timeouts;
+ * ioredis: its own "Connection is closed" / retries-exhausted errors.
+ */
+function isUnavailable(error: unknown): boolean {
+  const code = String((error as { code?: unknown }).code ?? '');
+  if (code.startsWith('08') || code.startsWith('57P') || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code)) {
+    return true;
+  }
+  const text = `${(error as Error).name ?? ''} ${(error as Error).message ?? ''}`;
+  return /Connection terminated|connection timeout|Connection is closed|MaxRetriesPerRequestError|Query read timeout|database system is (starting up|shutting down)/i.test(text);
+}
+
 export function onError(logger: Logger): ErrorHandler<ApiEnv> {
   return (error, c) => {
     const known = toApiError(error);
     if (known) return renderError(c, known);
+    if (isUnavailable(error)) {
+      logger.warn({ event: 'http.unavailable', request_id: c.get('requestId'), path: c.req.path, err: error.message });
+      return c.json(
+        errorBody('unavailable', 'the database or the queue is unreachable; retry shortly (a trigger with the same Idempotency-Key cannot run twice)'),
+        503,
+        { 'Retry-After': '1' },
+      );
+    }
     // Name, message and stack only: never the request (headers may carry the API key).
     logger.error({
       event: 'http.unhandled_error',
