@@ -39,7 +39,7 @@ it('answers 503 with Retry-After when the database cannot be reached', async () 
     const res = await app.request(path, { method, body, headers: body ? { 'content-type': 'application/json' } : {} });
     expect(res.status, `${method} ${path}`).toBe(503);
     expect(res.headers.get('retry-after')).toBe('1');
-    expect((await res.json()).error.code).toBe('unavailable');
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unavailable');
   }
   // Not reported as a bug: no unhandled-error entry, one unavailable warning per request.
   expect(rec.logs.some((l) => (l.obj as { event?: string }).event === 'http.unhandled_error')).toBe(false);
