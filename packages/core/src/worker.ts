@@ -338,7 +338,13 @@ export class Worker {
       this.deps.sink.emit(
         released.map((r) => ({ ...createdTransition(r, now, this.id), from: 'running' as const, error: 'released at shutdown' })),
       );
-      const back = running.map((r) => ({ id: r.execution.id, lane: r.execution.lane, priority: r.execution.priority, dueAt: now }));
+      // Due when it was first due (never "now": a clock a few ms ahead of Redis would park it in the delayed set).
+      const back = running.map((r) => ({
+        id: r.execution.id,
+        lane: r.execution.lane,
+        priority: r.execution.priority,
+        dueAt: new Date(Math.min(r.execution.scheduledFor.getTime(), now.getTime() - (performance.now() - r.startedAt))),
+      }));
       for (const lane of new Set(back.map((b) => b.lane))) {
         await this.deps.queue.settle({
           lane,
