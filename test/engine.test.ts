@@ -109,6 +109,39 @@ describe('execution lifecycle', () => {
     expect(rows[0].n).toBe(8);
   });
 
+  it('claims once per arrival when work trickles in: no empty claim after one that emptied the ready set', async () => {
+    // Counts calls on our own queue port; Redis underneath is real.
+    let claims = 0;
+    const queue = new Proxy(env.queue, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== 'claim') return typeof value === 'function' ? value.bind(target) : value;
+        return (...args: Parameters<typeof env.queue.claim>) => {
+          claims++;
+          return target.claim(...args);
+        };
+      },
+    });
+    const counted = engine({ ...env, queue });
+    try {
+      const job = await createJob(e.deps, jobSpec({ handler: 'sleep', payload: { ms: 3000 } }));
+      const worker = await counted.worker({ concurrency: 8, lanes: ['short'], pollMs: 10_000 });
+      await eventually(() => claims === 1, 1000); // the first, empty, claim at start
+      for (let i = 0; i < 8; i++) {
+        await triggerJob(e.deps, { jobId: job.id });
+        await eventually(() => worker.inFlight === i + 1, 1000); // each claimed alone
+      }
+      // One claim per trigger: the marker a push sets is cleared by the claim that took its id.
+      expect(claims).toBe(9);
+      // A push still wakes the blocked worker at once (above: each started within a second, pollMs is 10 s), and
+      // the next one is claimed as soon as a slot frees.
+      const lane = env.queue.keys.lane('short');
+      expect(await env.redis.zscore(lane.marker, 'm')).toBeNull();
+    } finally {
+      await counted.stopAll(0);
+    }
+  });
+
   it('leaves no lease behind when heartbeats race with acknowledgements', async () => {
     const job = await createJob(e.deps, jobSpec({ handler: 'noop' }));
     const created = await env.store.executionsEnqueueMany({ jobId: job.id, payloads: Array.from({ length: 3000 }, () => null) });

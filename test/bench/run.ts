@@ -19,7 +19,7 @@ import { tickScenario } from './scenarios/tick';
 export interface BenchContext {
   opts: Options;
   progress: (msg: string) => void;
-  /** Our drain rate (LOG_LEVEL=warn) per run, when drain or peer ran before: latency paces itself from it. */
+  /** Our drain rate (LOG_LEVEL=warn) per run, for the ours/BullMQ ratio. */
   drainRates: number[];
 }
 

@@ -195,12 +195,18 @@ export class Worker {
       deferred = false;
       if (drain.mayClaim && !drain.mayClaim()) break;
       let claimedAny = false;
+      // A claim that got fewer ids than it asked for emptied its lane's ready set: claiming again at once would be
+      // an empty round trip. Only a full claim means more may be waiting; otherwise the lanes not yet asked are
+      // tried, then the worker waits for the marker (set by every push into a ready set, so no wake-up is missed).
+      let mayHaveMore = false;
       let nextDueAt: Date | null = null;
-      for (let i = 0; i < lanes.length && !claimedAny; i++) {
+      for (let i = 0; i < lanes.length && !mayHaveMore; i++) {
         const lane = lanes[(laneIndex + i) % lanes.length]!;
+        const count = Math.min(concurrency - this.inFlight, claimBatch);
+        if (count <= 0) break;
         let result;
         try {
-          result = await this.deps.queue.claim({ lane, count: Math.min(free, claimBatch), leaseMs });
+          result = await this.deps.queue.claim({ lane, count, leaseMs });
         } catch (error) {
           this.deps.logger.warn({ event: 'worker.claim_failed', worker_id: this.id, lane, err: String(error) });
           await sleep(Math.min(pollMs, 1000));
@@ -209,16 +215,15 @@ export class Worker {
         if (result.nextDueAt && (!nextDueAt || result.nextDueAt < nextDueAt)) nextDueAt = result.nextDueAt;
         if (result.claims.length > 0) {
           claimedAny = true;
+          mayHaveMore = result.claims.length === count;
           this.counts.claimed += result.claims.length;
           this.reserved += result.claims.length;
           void this.startClaims(lane, result.claims);
         }
       }
       laneIndex++;
-      if (claimedAny) {
-        idleSince = Date.now();
-        continue;
-      }
+      if (claimedAny) idleSince = Date.now();
+      if (mayHaveMore || (claimedAny && this.stopping)) continue;
       if (drain.idleExitMs !== undefined && Date.now() - idleSince >= drain.idleExitMs) break;
       let waitMs = pollMs;
       if (nextDueAt) waitMs = Math.max(0, Math.min(waitMs, nextDueAt.getTime() - Date.now()));

@@ -1,6 +1,6 @@
 /**
  * latency: trigger-to-start and trigger-to-recorded-success under an open-loop load at a fraction (default 50%) of
- * the drain rate measured in this run. A timer fires triggers (core triggerJob: INSERT + push) at a fixed rate
+ * the pipeline's capacity measured in this run (closed-loop single triggers while a worker runs them). A timer fires triggers (core triggerJob: INSERT + push) at a fixed rate
  * whatever happens to them, so queueing anywhere shows up in the figures (no coordinated omission).
  * Both ends come from the PostgreSQL clock: queued_at is now() of the INSERT, started_at is the worker's start
  * instant as written by its recorder (now() of the write minus the time the attempt has been running), finished_at is
@@ -17,55 +17,76 @@ import { commandDeps, noopJob, spawnWorker, waitNoLive, waitRegistered } from '.
 import { benchEnv } from '../lib/envs';
 import { ROOT } from '../lib/proc';
 import { Collector } from '../lib/result';
-import { median, percentiles, sleep } from '../lib/stats';
+import { percentiles, sleep } from '../lib/stats';
 import { verifyDrain } from '../lib/verify';
 import type { BenchContext } from '../run';
-import { oursDrainOnce } from './drain';
 
 export async function latencyScenario(c: Collector, ctx: BenchContext, runs: number): Promise<void> {
-  const { opts, progress } = ctx;
+  const { opts } = ctx;
   let rate = opts['latency-rate'];
   if (!rate) {
-    if (ctx.drainRates.length === 0) {
-      progress('latency: no drain measured in this run yet; measuring one (LOG_LEVEL=warn) to pace the load');
-      const calib = await oursDrainOnce(new Collector(), { n: opts.n, concurrency: opts.concurrency, logLevel: 'warn', label: 'calibration', progress });
-      ctx.drainRates.push(calib.jobsPerSec);
-    }
-    // The pipeline's maximum for single triggers is the lower of what one process can insert one by one and what a
-    // worker drains; 50% of that is the load at which queueing should still be rare.
-    const drain = median(ctx.drainRates);
-    const inserts = await triggerCapacity(ctx);
-    rate = Math.round(Math.min(drain, inserts) * opts['latency-fraction']);
-    c.note(`rate = ${opts['latency-fraction']} x min(drain median ${Math.round(drain)} jobs/s, single-trigger capacity ${Math.round(inserts)}/s measured closed-loop from this process) = ${rate} triggers/s`);
+    // The maximum is what the measured pipeline sustains: single triggers from this process while a worker runs
+    // them, on the same machine (the two compete for its cores, so neither capacity alone is the pipeline's).
+    const alone = await triggerCapacity(ctx, false);
+    const pipeline = await triggerCapacity(ctx, true);
+    rate = Math.round(pipeline * opts['latency-fraction']);
+    c.add('single-trigger capacity, no worker running', 'triggers/s', alone, { info: true });
+    c.add('pipeline capacity: triggers run to success, worker running', 'jobs/s', pipeline, { info: true });
+    c.note(
+      `rate = ${opts['latency-fraction']} x the pipeline's capacity (${Math.round(pipeline)} jobs/s: ${opts['latency-pool']} closed-loop ` +
+        `callers of triggerJob in this process, one worker process at C=${opts.concurrency} running them, completions by the DB clock)`,
+    );
   }
   c.add('offered trigger rate', 'triggers/s', rate, { info: true });
   for (let run = 0; run < runs; run++) await once(c, ctx, rate, `run ${run + 1}`);
 }
 
-/** Single triggers per second one process sustains closed-loop with the generator's pool (no worker running). */
-async function triggerCapacity(ctx: BenchContext): Promise<number> {
-  const { opts } = ctx;
+/**
+ * Single triggers per second, closed-loop from this process with the generator's pool. With `withWorker`, a worker
+ * process runs them meanwhile and the figure is completions per second (first queued_at to last finished_at).
+ */
+async function triggerCapacity(ctx: BenchContext, withWorker: boolean): Promise<number> {
+  const { opts, progress } = ctx;
   const env = await benchEnv('bench_latency_cap');
+  const worker = withWorker ? spawnWorker(env, { concurrency: opts.concurrency, logLevel: 'warn' }) : null;
   try {
     const jobId = await noopJob(env);
+    if (worker) await waitRegistered(env, worker);
     const genPool = new pg.Pool({ connectionString: env.childEnv.DATABASE_URL, max: opts['latency-pool'] });
     genPool.on('error', () => undefined);
     const deps = { ...commandDeps(env), store: createStore(genPool) };
     try {
       for (let i = 0; i < 200; i++) await triggerJob(deps, { jobId });
+      if (worker) await waitNoLive(env, worker);
+      const { rows: warm } = await env.pool.query(`SELECT coalesce(max(id), 0)::text AS id FROM executions`);
       let sent = 0;
-      const total = 6000;
+      const total = 8000;
       const t = performance.now();
       await Promise.all(
         Array.from({ length: opts['latency-pool'] }, async () => {
           while (sent++ < total) await triggerJob(deps, { jobId });
         }),
       );
-      return total / ((performance.now() - t) / 1000);
+      const triggered = total / ((performance.now() - t) / 1000);
+      if (!worker) {
+        progress(`latency: single-trigger capacity, no worker: ${Math.round(triggered)}/s`);
+        return triggered;
+      }
+      const { stalled } = await waitNoLive(env, worker);
+      if (stalled) throw new Error('latency calibration: the worker stalled');
+      const { rows } = await env.pool.query(
+        `SELECT count(*)::int AS n, extract(epoch FROM max(finished_at) - min(queued_at))::float8 AS s
+         FROM executions WHERE id > $1 AND status = 'succeeded'`,
+        [warm[0].id],
+      );
+      const pipeline = rows[0].n / rows[0].s;
+      progress(`latency: pipeline capacity (triggers + worker): ${Math.round(pipeline)} jobs/s`);
+      return pipeline;
     } finally {
       await genPool.end();
     }
   } finally {
+    await worker?.stop();
     await env.cleanup();
   }
 }

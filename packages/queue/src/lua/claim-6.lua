@@ -38,8 +38,9 @@ for i = 1, #popped, 2 do
   result[#result + 1] = id
   result[#result + 1] = token
 end
--- More ready work: wake the next blocked worker too.
-if redis.call('ZCARD', KEYS[1]) > 0 then redis.call('ZADD', KEYS[5], 0, 'm') end
+-- More ready work: wake the next blocked worker too. None: drop a marker left by pushes of ids this call took, so
+-- no worker wakes for an empty claim (the caller gets the next delayed due time below and waits for it).
+if redis.call('ZCARD', KEYS[1]) > 0 then redis.call('ZADD', KEYS[5], 0, 'm') else redis.call('ZREM', KEYS[5], 'm') end
 local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if first[2] then result[1] = first[2] end
 return result
