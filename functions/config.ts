@@ -2,7 +2,7 @@
  * @module config — the one place that reads the environment. Every variable is validated at start, all problems
  * are reported at once, and nothing below functions/ ever reads process.env.
  */
-import { LANES, parseDuration, type Lane } from '@jobs/core';
+import { EXECUTION_STATUSES, LANES, parseDuration, type ExecutionStatus, type Lane } from '@jobs/core';
 
 export interface Config {
   databaseUrl: string;
@@ -25,6 +25,8 @@ export interface Config {
   shutdownGraceMs: number;
   shortLaneMaxTimeoutMs: number;
   eventBusName: string | null;
+  /** Statuses whose transitions are published to the bus; null = all. */
+  eventTransitions: ExecutionStatus[] | null;
   handlersModule: string | null;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** Test only: shifts this process's host clock reading (the fault suite's skewed-clock processes). */
@@ -86,6 +88,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     .filter(Boolean);
   const badLanes = lanes.filter((l) => !(LANES as readonly string[]).includes(l));
   if (badLanes.length > 0 || lanes.length === 0) problems.push(`WORKER_LANES must list lanes from ${LANES.join(', ')} (got ${JSON.stringify(env.WORKER_LANES)})`);
+  const transitions = text('EVENT_TRANSITIONS', 'all')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const badTransitions = transitions.filter((s) => !(EXECUTION_STATUSES as readonly string[]).includes(s));
+  const allTransitions = transitions.length === 1 && transitions[0] === 'all';
+  if (!allTransitions && (badTransitions.length > 0 || transitions.length === 0)) {
+    problems.push(`EVENT_TRANSITIONS must be "all" or list statuses from ${EXECUTION_STATUSES.join(', ')} (got ${JSON.stringify(env.EVENT_TRANSITIONS)})`);
+  }
   const queuePrefix = text('QUEUE_PREFIX', '{jobs}');
   if (!/\{[^{}]+\}/.test(queuePrefix)) problems.push(`QUEUE_PREFIX must contain a {hash tag}, e.g. {jobs} (got ${JSON.stringify(queuePrefix)})`);
   const cluster = text('REDIS_CLUSTER', 'false');
@@ -113,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: duration('SHUTDOWN_GRACE', '30s', 0),
     shortLaneMaxTimeoutMs: duration('SHORT_LANE_MAX_TIMEOUT', '600s', 1000),
     eventBusName: text('EVENT_BUS_NAME', '') || null,
+    eventTransitions: allTransitions || badTransitions.length > 0 || transitions.length === 0 ? null : [...new Set(transitions as ExecutionStatus[])],
     handlersModule: text('HANDLERS_MODULE', '') || null,
     logLevel: oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
     clockOffsetMs: integer('CLOCK_OFFSET_MS', 0, -86_400_000, 86_400_000),

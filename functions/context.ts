@@ -78,7 +78,7 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
     await pool.end().catch(() => undefined);
   };
   const queue = createQueue(redis, { prefix: config.queuePrefix });
-  const publisher = config.eventBusName ? createEventPublisher({ busName: config.eventBusName, logger }) : null;
+  const publisher = config.eventBusName ? createEventPublisher({ busName: config.eventBusName, logger, statuses: config.eventTransitions }) : null;
   try {
     if (options.check ?? true) {
       await checkServices(pool, redis, config);

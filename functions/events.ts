@@ -5,7 +5,7 @@
  * transition). Event shapes are documented in README "Events"; the wire shape of a transition is transitionRecord().
  */
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
-import type { Logger, Transition, TransitionSink } from '@jobs/core';
+import type { ExecutionStatus, Logger, Transition, TransitionSink } from '@jobs/core';
 import { transitionRecord } from './logger';
 
 /** `source` of every event this system publishes. */
@@ -47,6 +47,8 @@ export interface PublisherOptions {
   concurrency?: number;
   /** First retry delay; doubles per attempt. */
   retryBaseMs?: number;
+  /** Publish only transitions into these statuses (EVENT_TRANSITIONS); all when absent. */
+  statuses?: readonly ExecutionStatus[] | null;
 }
 
 export interface EventPublisher extends TransitionSink {
@@ -82,6 +84,7 @@ export function createEventPublisher(options: PublisherOptions): EventPublisher 
   const maxAttempts = options.maxAttempts ?? 5;
   const concurrency = options.concurrency ?? 4;
   const retryBaseMs = options.retryBaseMs ?? 100;
+  const statuses = options.statuses ? new Set<ExecutionStatus>(options.statuses) : null;
   type Pending = { entry: PutEventsRequestEntry; attempts: number };
   let buffer: Pending[] = [];
   let sending: Promise<void> | null = null;
@@ -198,7 +201,7 @@ export function createEventPublisher(options: PublisherOptions): EventPublisher 
 
   return {
     emit(transitions: readonly Transition[]) {
-      for (const t of transitions) enqueue(TRANSITION_DETAIL_TYPE, transitionDetail(t), t.at);
+      for (const t of transitions) if (!statuses || statuses.has(t.to)) enqueue(TRANSITION_DETAIL_TYPE, transitionDetail(t), t.at);
     },
     publish(detailType, detail) {
       enqueue(detailType, detail, new Date());

@@ -41,7 +41,7 @@ async function build(): Promise<LambdaResources> {
   const logger = createLogger({ level: config.logLevel, sync: true });
   // The publisher is built here rather than in createContext so that handlers can flush it.
   const ctx = await createContext({ config: { ...config, eventBusName: null }, logger, poolMax: 1, check: false });
-  const events = config.eventBusName ? createEventPublisher({ busName: config.eventBusName, logger }) : null;
+  const events = config.eventBusName ? createEventPublisher({ busName: config.eventBusName, logger, statuses: config.eventTransitions }) : null;
   const cleanups: (() => Promise<void>)[] = [];
   return {
     ...ctx,

@@ -72,6 +72,16 @@ describe('EventBridge publisher', () => {
     expect(server.calls.map((c) => c.entries.length)).toEqual([8]);
   });
 
+  it('publishes only transitions into the statuses it is given (EVENT_TRANSITIONS)', async () => {
+    const events = publisher({ statuses: ['dead', 'failed'] });
+    const mixed = transitions(6).map((t, i) => ({ ...t, to: (['succeeded', 'failed', 'running', 'dead', 'queued', 'failed'] as const)[i]! }));
+    events.emit(mixed);
+    events.publish('work-available', { lanes: { short: { ready: 1, delayed: 0 } } });
+    expect(await events.flush()).toBe(true);
+    const delivered = server.delivered.map((e) => (e.DetailType === 'work-available' ? 'work' : JSON.parse(e.Detail!).to));
+    expect(delivered).toEqual(['failed', 'dead', 'failed', 'work']);
+  });
+
   it('retries entries EventBridge failed one by one, and delivers each exactly once', async () => {
     const seen = new Set<string>();
     server.failEntry = (entry) => {
@@ -195,6 +205,26 @@ describe('events from the Lambda handlers', () => {
     const wire = JSON.stringify(entries);
     for (const secret of Object.values(secrets)) expect(wire).not.toContain(secret);
     expect(wire).not.toMatch(/postgres(ql)?:\/\/|rediss?:\/\//);
+  });
+
+  it('publish only the statuses EVENT_TRANSITIONS lists; wake-ups always go out', async () => {
+    const env = await lambdaTestEnv('levents_filter');
+    await env.setEnv({ ...server.env(), EVENT_BUS_NAME: 'jobs-test-bus', EVENT_TRANSITIONS: 'dead' });
+    try {
+      const failing = await env.job({ handler: null, command: 'exit 3', maxRetries: 0, cronExpr: '0 0 1 1 *' });
+      const fine = await env.job({ handler: 'noop', cronExpr: '0 0 1 1 *' });
+      await env.pool.query(`UPDATE jobs SET next_run_at = now() - interval '1 second' WHERE id IN ($1, $2)`, [failing.id, fine.id]);
+      await tickHandler(scheduledEvent(), lambdaContext({ functionName: 'Tick', timeoutMs: 60_000 }));
+      await workerHandler(workAvailableEvent(), lambdaContext({ functionName: 'Worker', timeoutMs: 900_000 }));
+      const { rows } = await env.pool.query(`SELECT status, count(*)::int AS n FROM executions GROUP BY status ORDER BY status`);
+      expect(rows).toEqual([{ status: 'dead', n: 1 }, { status: 'succeeded', n: 1 }]);
+    } finally {
+      await env.cleanup();
+    }
+    const entries = server.calls.flatMap((c) => c.entries);
+    const seen = entries.filter((e) => e.DetailType === 'execution.transition').map((e) => JSON.parse(e.Detail!));
+    expect(seen.map((d) => `${d.from}->${d.to}`)).toEqual(['running->dead']);
+    expect(entries.some((e) => e.DetailType === 'work-available')).toBe(true);
   });
 
   it('match the documented shapes', async () => {
