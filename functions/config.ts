@@ -27,6 +27,8 @@ export interface Config {
   eventBusName: string | null;
   /** Statuses whose transitions are published to the bus; null = all. */
   eventTransitions: ExecutionStatus[] | null;
+  /** Most worker Lambdas one tick wakes. */
+  wakeMaxWorkers: number;
   handlersModule: string | null;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** Test only: shifts this process's host clock reading (the fault suite's skewed-clock processes). */
@@ -119,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     misfireGraceMs: duration('MISFIRE_GRACE', '60s', 1000),
     reconcileIntervalMs: duration('RECONCILE_INTERVAL', '30s', 1000),
     workerConcurrency: integer('WORKER_CONCURRENCY', 10, 1, 10_000),
+    wakeMaxWorkers: integer('WAKE_MAX_WORKERS', 10, 1, 1000),
     workerLanes: badLanes.length === 0 && lanes.length > 0 ? [...new Set(lanes as Lane[])] : ['short', 'long'],
     leaseMs: duration('LEASE_TIMEOUT', '30s', 1000),
     shutdownGraceMs: duration('SHUTDOWN_GRACE', '30s', 0),

@@ -26,8 +26,8 @@ export interface TickSummary {
   tick: TickResult | null;
   reaped: ReapResult | null;
   reconciled: { scanned: number; pushed: number } | null;
-  /** Short-lane depth as the wake-up saw it; `published` when a work-available event was sent. */
-  wake: { ready: number; delayed: number; dueSoon: number; published: boolean; delivered: boolean | null } | null;
+  /** Short-lane depth as the wake-up saw it; `workers` work-available events were sent (`published` when any). */
+  wake: { ready: number; delayed: number; dueSoon: number; workers: number; published: boolean; delivered: boolean | null } | null;
   /** Passes that failed or were skipped for lack of time, with the reason. */
   errors: { step: string; error: string }[];
   ms: number;
@@ -91,20 +91,24 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
 /**
  * Publishes `work-available` when the short lane has ids ready, or delayed ids due within the lookahead (fire
  * times the tick just materialised, retries whose backoff ends soon). Retries due later wake nobody yet.
+ * One event wakes one worker Lambda; a backlog wakes one per WORKER_CONCURRENCY ids waiting, at most
+ * WAKE_MAX_WORKERS a tick. Lambdas still draining from earlier ticks are not subtracted: work still waiting means
+ * they are not keeping up, and a woken Lambda that finds nothing returns at once.
  */
 async function wakeWorkers(ctx: LambdaResources): Promise<NonNullable<TickSummary['wake']>> {
   const depth = (await ctx.queue.depth()).short;
   // The delayed set is scored by due time in ms (packages/queue/src/lua/push-4.lua).
   const dueSoon = await ctx.queue.redis.zcount(ctx.queue.keys.lane('short').delayed, '-inf', Date.now() + ctx.config.lookaheadMs);
-  const wake = { ready: depth.ready, delayed: depth.delayed, dueSoon, published: false, delivered: null };
+  const wake = { ready: depth.ready, delayed: depth.delayed, dueSoon, workers: 0, published: false, delivered: null };
   if (depth.ready === 0 && dueSoon === 0) return wake;
   if (!ctx.events) {
     ctx.logger.debug({ event: 'lambda.tick_no_bus', reason: 'EVENT_BUS_NAME is not set: no worker Lambda to wake' });
     return wake;
   }
   const detail: WorkAvailableDetail = { lanes: { short: { ready: depth.ready, delayed: depth.delayed } } };
-  ctx.events.publish(WORK_AVAILABLE_DETAIL_TYPE, detail as unknown as Record<string, unknown>);
-  return { ...wake, published: true };
+  const workers = Math.min(ctx.config.wakeMaxWorkers, Math.ceil((depth.ready + dueSoon) / ctx.config.workerConcurrency));
+  for (let i = 0; i < workers; i++) ctx.events.publish(WORK_AVAILABLE_DETAIL_TYPE, detail as unknown as Record<string, unknown>);
+  return { ...wake, workers, published: true };
 }
 
 async function pgReachable(ctx: LambdaResources): Promise<boolean> {

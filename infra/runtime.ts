@@ -18,6 +18,10 @@ export const LAMBDA_SHUTDOWN_GRACE_SECONDS = 60;
  * this plus the grace, so 900 - 600 - 60 leaves a 240 s claiming window. Longer jobs belong to the container lane.
  */
 export const SHORT_LANE_MAX_TIMEOUT_SECONDS = 600;
+/** Attempts one worker Lambda runs at once; the tick also sizes its fan-out by it (one Lambda per this many waiting). */
+export const LAMBDA_WORKER_CONCURRENCY = 4;
+/** Most worker Lambdas one tick wakes (a backlog grows the fleet by at most this many a minute). */
+export const WAKE_MAX_WORKERS = 10;
 /** Fargate sends SIGKILL this long after SIGTERM; 120 s is the most Fargate allows. */
 export const CONTAINER_STOP_TIMEOUT_SECONDS = 120;
 /** The container worker's drain after SIGTERM, leaving 10 s to release leases and close pools before SIGKILL. */

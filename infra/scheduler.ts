@@ -1,6 +1,6 @@
 /** The scheduler tick: a Lambda that an EventBridge schedule runs every minute. */
 import { afterMigration } from './migrate';
-import { TICK_INTERVAL_SECONDS, lambdaDefaults, sharedEnvironment, sharedLink } from './runtime';
+import { LAMBDA_WORKER_CONCURRENCY, TICK_INTERVAL_SECONDS, WAKE_MAX_WORKERS, lambdaDefaults, sharedEnvironment, sharedLink } from './runtime';
 
 export const tickFunction = new sst.aws.Function('Tick', {
   ...lambdaDefaults,
@@ -8,7 +8,12 @@ export const tickFunction = new sst.aws.Function('Tick', {
   // No longer than the rate, so ticks rarely overlap (they are safe to overlap, just wasteful).
   timeout: `${TICK_INTERVAL_SECONDS} seconds`,
   link: sharedLink,
-  environment: sharedEnvironment,
+  environment: {
+    ...sharedEnvironment,
+    // The fan-out of wake-ups: one worker Lambda per WORKER_CONCURRENCY ids waiting, at most WAKE_MAX_WORKERS.
+    WORKER_CONCURRENCY: String(LAMBDA_WORKER_CONCURRENCY),
+    WAKE_MAX_WORKERS: String(WAKE_MAX_WORKERS),
+  },
   transform: { function: afterMigration },
 });
 

@@ -6,6 +6,7 @@ import {
   CONTAINER_SHUTDOWN_GRACE_SECONDS,
   CONTAINER_STOP_TIMEOUT_SECONDS,
   LAMBDA_SHUTDOWN_GRACE_SECONDS,
+  LAMBDA_WORKER_CONCURRENCY,
   WORKER_LAMBDA_TIMEOUT_SECONDS,
   lambdaDefaults,
   seconds,
@@ -24,7 +25,7 @@ export const workerFunction = new sst.aws.Function('Worker', {
   environment: {
     ...sharedEnvironment,
     WORKER_LANES: 'short',
-    WORKER_CONCURRENCY: '4',
+    WORKER_CONCURRENCY: String(LAMBDA_WORKER_CONCURRENCY),
     SHUTDOWN_GRACE: seconds(LAMBDA_SHUTDOWN_GRACE_SECONDS),
   },
   transform: { function: afterMigration },

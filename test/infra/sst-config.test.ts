@@ -130,6 +130,9 @@ describe.each(scenarios)('$title', (scenario) => {
     expect(env(fn('Worker')).WORKER_LANES).toBe('short');
     expect(env(service()).WORKER_LANES).toBe('long,short');
     expect(env(fn('Tick')).WORKER_LANES).toBeUndefined();
+    // The tick sizes its fan-out of wake-ups by the worker Lambda's concurrency.
+    expect(env(fn('Tick')).WORKER_CONCURRENCY).toBe(env(fn('Worker')).WORKER_CONCURRENCY);
+    expect(Number(env(fn('Tick')).WAKE_MAX_WORKERS)).toBeGreaterThan(0);
   });
 
   it("passes the runtime's own configuration check in every runtime", async () => {

@@ -44,7 +44,7 @@ describe('tick Lambda', () => {
     const after = await env.store.jobGet(job.id);
     expect(after!.nextRunAt!.getTime()).toBeGreaterThan(Date.now() + 120_000);
 
-    expect(result.wake).toEqual({ ready: 1, delayed: 0, dueSoon: 0, published: true, delivered: true });
+    expect(result.wake).toEqual({ ready: 1, delayed: 0, dueSoon: 0, workers: 1, published: true, delivered: true });
     const wake = bus.delivered.filter((e) => e.DetailType === 'work-available');
     expect(wake).toHaveLength(1);
     expect(wake[0]).toMatchObject({ EventBusName: 'jobs-test-bus', Source: 'jobs.scheduler' });
@@ -61,6 +61,26 @@ describe('tick Lambda', () => {
     expect(result.tick).toMatchObject({ created: 1, pushed: 1 });
     expect(result.wake).toMatchObject({ ready: 0, delayed: 1, dueSoon: 1, published: true });
     expect(details('work-available')).toEqual([{ lanes: { short: { ready: 0, delayed: 1 } } }]);
+  });
+
+  it('wakes one worker Lambda per WORKER_CONCURRENCY ids waiting, at most WAKE_MAX_WORKERS', async () => {
+    await env.setEnv({ WORKER_CONCURRENCY: '4', WAKE_MAX_WORKERS: '5' });
+    const job = await env.job({ handler: 'noop' });
+    const enqueue = async (n: number, dueInMs = 0) => {
+      const created = await env.store.executionsEnqueueMany({ jobId: job.id, payloads: Array.from({ length: n }, () => null) });
+      await env.queue.push(created.map((c) => ({ ...c, dueAt: new Date(Date.now() + dueInMs) })));
+    };
+    await enqueue(6);
+    await enqueue(3, 30_000); // due within the lookahead: counted
+    await enqueue(50, 3_600_000); // an hour away: not counted
+    let result = await invoke();
+    expect(result.wake).toMatchObject({ ready: 6, dueSoon: 3, workers: 3, published: true, delivered: true });
+    expect(details('work-available')).toHaveLength(3);
+
+    await enqueue(100);
+    result = await invoke();
+    expect(result.wake).toMatchObject({ ready: 106, workers: 5 });
+    expect(details('work-available')).toHaveLength(3 + 5);
   });
 
   it('does not wake anyone for delayed work due after the lookahead (a retry backing off for an hour)', async () => {
