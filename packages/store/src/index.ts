@@ -12,6 +12,7 @@ import * as reads from './executions-read';
 import * as jobs from './jobs';
 import * as workers from './workers';
 import { jobDefinitions } from './job-definitions';
+import { createTriggerBatcher } from './trigger-batch';
 
 export { migrate, migrations } from './migrate';
 export { isId } from './jobs';
@@ -23,6 +24,8 @@ export type Store = ReturnType<typeof createStore>;
 /** Binds every query module to one pool; the result implements all the core's store ports. */
 export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: number } = {}) {
   const definitions = jobDefinitions({ ttlMs: options.jobDefinitionTtlMs ?? 30_000 });
+  // Concurrent manual triggers share a statement and a commit (packages/store/src/trigger-batch.ts).
+  const triggers = createTriggerBatcher(pool);
   const store = {
     pool,
     // jobs
@@ -43,7 +46,7 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     executionsWaitingPage: (input: Parameters<typeof executions.executionsWaitingPage>[1]) => executions.executionsWaitingPage(pool, input),
     executionsWaiting: (ids: readonly string[]) => executions.executionsWaiting(pool, ids),
     // executions: commands and reads
-    executionTrigger: (input: Parameters<typeof commands.executionTrigger>[1]) => commands.executionTrigger(pool, input),
+    executionTrigger: (input: Parameters<typeof commands.executionTrigger>[1]) => triggers.trigger(input),
     executionsEnqueueMany: (input: Parameters<typeof commands.executionsEnqueueMany>[1]) => commands.executionsEnqueueMany(pool, input),
     executionCancel: (id: string) => commands.executionCancel(pool, id),
     executionReplay: (id: string) => commands.executionReplay(pool, id),
