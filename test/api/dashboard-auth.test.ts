@@ -90,6 +90,7 @@ describe('with API keys', () => {
   });
 
   it('accepts a session only with its exact signature and expiry', async () => {
+    const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
     const b = browser(h);
     await b.signIn(OTHER_KEY);
     const session = b.jar.get('jobs_session')!;
@@ -98,7 +99,11 @@ describe('with API keys', () => {
     const variants = [
       `${v}.${id}.${Number(expiry) + 60}.${mac}`, // a later expiry
       `${v}.${id!.slice(0, -1)}${id!.endsWith('A') ? 'B' : 'A'}.${expiry}.${mac}`, // another session id
-      `${v}.${id}.${expiry}.${mac!.slice(0, -1)}${mac!.endsWith('A') ? 'B' : 'A'}`, // a flipped MAC bit
+      // A flipped MAC bit. Not in the last character: base64url's last of 43 characters carries 2 padding bits, so
+      // A and B there can decode to the same bytes.
+      `${v}.${id}.${expiry}.${mac!.startsWith('A') ? 'B' : 'A'}${mac!.slice(1)}`,
+      // The same MAC bytes spelt with the last character's padding bits set: only the canonical spelling counts.
+      `${v}.${id}.${expiry}.${mac!.slice(0, -1)}${B64URL[B64URL.indexOf(mac!.at(-1)!) + 1]}`,
       `v2.${id}.${expiry}.${mac}`,
       `${session}.extra`,
     ];

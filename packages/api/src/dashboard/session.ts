@@ -54,7 +54,8 @@ export function verifySession(keys: SessionKeys, value: string | undefined, now:
   const expiresAt = new Date(Number(expiryText) * 1000);
   if (expiresAt <= now || expiresAt.getTime() > now.getTime() + SESSION_TTL_MS + 60_000) return null;
   const givenMac = Buffer.from(given, 'base64url');
-  if (givenMac.length !== 32) return null;
+  // Only the canonical encoding: the last character's 2 padding bits must not give one MAC several spellings.
+  if (givenMac.length !== 32 || b64(givenMac) !== given) return null;
   let keyIndex = -1;
   keys.secrets.forEach((secret, index) => {
     if (timingSafeEqual(givenMac, mac(secret, `${VERSION}.${id}.${expiryText}`)) && keyIndex < 0) keyIndex = index;
