@@ -125,14 +125,15 @@ describe('execution lifecycle', () => {
     const counted = engine({ ...env, queue });
     try {
       const job = await createJob(e.deps, jobSpec({ handler: 'sleep', payload: { ms: 3000 } }));
-      const worker = await counted.worker({ concurrency: 8, lanes: ['short'], pollMs: 10_000 });
-      await eventually(() => claims === 1, 1000); // the first, empty, claim at start
+      const worker = await counted.worker({ concurrency: 8, lanes: ['short', 'long'], pollMs: 10_000 });
+      await eventually(() => claims === 2, 1000); // the first, empty, claims at start: one per lane
       for (let i = 0; i < 8; i++) {
         await triggerJob(e.deps, { jobId: job.id });
         await eventually(() => worker.inFlight === i + 1, 1000); // each claimed alone
       }
-      // One claim per trigger: the marker a push sets is cleared by the claim that took its id.
-      expect(claims).toBe(9);
+      // One claim per trigger, of the lane the push woke the worker for; the marker a push sets is cleared by the
+      // claim that took its id.
+      expect(claims).toBe(10);
       // A push still wakes the blocked worker at once (above: each started within a second, pollMs is 10 s), and
       // the next one is claimed as soon as a slot frees.
       const lane = env.queue.keys.lane('short');
@@ -140,6 +141,15 @@ describe('execution lifecycle', () => {
     } finally {
       await counted.stopAll(0);
     }
+  });
+
+  it("says which lane's push ended a wait, and null when it timed out", async () => {
+    expect(await env.queue.waitForWork(['short', 'long'], 50)).toBeNull();
+    const job = await createJob(e.deps, jobSpec({ handler: 'noop', lane: 'long' }));
+    const waiting = env.queue.waitForWork(['short', 'long'], 5000);
+    await new Promise((r) => setTimeout(r, 50));
+    await triggerJob(e.deps, { jobId: job.id });
+    expect(await waiting).toBe('long');
   });
 
   it('leaves no lease behind when heartbeats race with acknowledgements', async () => {

@@ -181,8 +181,11 @@ export interface WorkerStore {
 
 export interface WorkerQueue {
   claim(input: { lane: Lane; count: number; leaseMs: number }): Promise<{ claims: Claim[]; nextDueAt: Date | null }>;
-  /** Blocks until work may be ready in one of the lanes, or the timeout passes. */
-  waitForWork(lanes: readonly Lane[], timeoutMs: number): Promise<void>;
+  /**
+   * Blocks until work may be ready in one of the lanes, or the timeout passes. Returns the lane whose push woke it
+   * (only that lane need be claimed), or null after a timeout (claim every lane: delayed work may have come due).
+   */
+  waitForWork(lanes: readonly Lane[], timeoutMs: number): Promise<Lane | null>;
   /** Extends Redis leases held under these tokens (restoring ones lost to a flush); returns ids owned by others. */
   heartbeat(input: { lane: Lane; claims: Claim[]; leaseMs: number }): Promise<string[]>;
   /** Acknowledges finished claims, moves dead ones to the dead-letter list, pushes new items, atomically. */

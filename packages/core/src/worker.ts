@@ -178,6 +178,11 @@ export class Worker {
     let idleSince = Date.now();
     let laneIndex = 0;
     let deferred = false;
+    // The lane whose push woke the last wait: only it has new ready work (the others' markers are still set if
+    // they have any, so the next wait returns at once for them).
+    let hint: Lane | null = null;
+    // Each lane's next delayed due time as its last claim reported it: the wait ends in time for the earliest.
+    const nextDue = new Map<Lane, number>();
     while (!this.stopping) {
       const free = concurrency - this.inFlight;
       if (free <= 0 || this.recorder.backlog >= Math.max(2000, concurrency * 4)) {
@@ -199,9 +204,10 @@ export class Worker {
       // an empty round trip. Only a full claim means more may be waiting; otherwise the lanes not yet asked are
       // tried, then the worker waits for the marker (set by every push into a ready set, so no wake-up is missed).
       let mayHaveMore = false;
-      let nextDueAt: Date | null = null;
-      for (let i = 0; i < lanes.length && !mayHaveMore; i++) {
-        const lane = lanes[(laneIndex + i) % lanes.length]!;
+      const order = hint ? [hint] : lanes.map((_, i) => lanes[(laneIndex + i) % lanes.length]!);
+      hint = null;
+      for (const lane of order) {
+        if (mayHaveMore) break;
         const count = Math.min(concurrency - this.inFlight, claimBatch);
         if (count <= 0) break;
         let result;
@@ -212,7 +218,8 @@ export class Worker {
           await sleep(Math.min(pollMs, 1000));
           break;
         }
-        if (result.nextDueAt && (!nextDueAt || result.nextDueAt < nextDueAt)) nextDueAt = result.nextDueAt;
+        if (result.nextDueAt) nextDue.set(lane, result.nextDueAt.getTime());
+        else nextDue.delete(lane);
         if (result.claims.length > 0) {
           claimedAny = true;
           mayHaveMore = result.claims.length === count;
@@ -226,11 +233,11 @@ export class Worker {
       if (mayHaveMore || (claimedAny && this.stopping)) continue;
       if (drain.idleExitMs !== undefined && Date.now() - idleSince >= drain.idleExitMs) break;
       let waitMs = pollMs;
-      if (nextDueAt) waitMs = Math.max(0, Math.min(waitMs, nextDueAt.getTime() - Date.now()));
+      for (const due of nextDue.values()) waitMs = Math.max(0, Math.min(waitMs, due - Date.now()));
       if (drain.idleExitMs !== undefined) waitMs = Math.min(waitMs, Math.max(1, drain.idleExitMs));
       if (waitMs > 0) {
         try {
-          await this.deps.queue.waitForWork(lanes, waitMs);
+          hint = await this.deps.queue.waitForWork(lanes, waitMs);
         } catch (error) {
           this.deps.logger.warn({ event: 'worker.wait_failed', worker_id: this.id, err: String(error) });
           await sleep(Math.min(pollMs, 1000));

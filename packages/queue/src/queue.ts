@@ -50,7 +50,8 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
   defineScripts(redis);
   const scripts = redis as unknown as ScriptClient;
   let blocking = options.blocking ?? null;
-  let pendingWait: Promise<void> | null = null;
+  /** The blocking wait in progress, kept when its caller stopped waiting: a marker it pops later is not lost. */
+  let wait: BlockingWait | null = null;
   const ownsBlocking = !options.blocking;
 
   const pushArgs = (items: readonly QueueItem[]) => items.flatMap((i) => [i.id, String(i.priority), String(i.dueAt.getTime())]);
@@ -87,26 +88,43 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       return { claims, nextDueAt: next >= 0 ? new Date(next) : null };
     },
 
-    async waitForWork(lanes: readonly Lane[], timeoutMs: number): Promise<void> {
-      if (timeoutMs < 10) {
-        await sleep(Math.max(0, timeoutMs));
-        return;
+    async waitForWork(lanes: readonly Lane[], timeoutMs: number): Promise<Lane | null> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        // A marker popped after the previous caller gave up waiting: its lane has work now.
+        if (wait?.settled) {
+          const lane = wait.lane;
+          wait = null;
+          if (lane) return lane;
+        }
+        const left = deadline - Date.now();
+        if (left < 10) {
+          if (left > 0) await sleep(left);
+          return null;
+        }
+        blocking ??= duplicate(redis);
+        // Redis notices a blocking timeout only on its next cron tick (hz 10: up to ~100 ms late), so a local timer
+        // races the wait. A wait that is still pending is reused rather than stacked on the connection.
+        if (!wait) {
+          const byMarker = new Map(lanes.map((l) => [keys.lane(l).marker, l]));
+          const started: BlockingWait = { done: Promise.resolve(), settled: false, lane: null };
+          started.done = blocking.bzpopmin(...byMarker.keys(), (left / 1000).toFixed(3)).then(
+            (reply) => {
+              started.lane = reply ? (byMarker.get(String(reply[0])) ?? null) : null;
+              started.settled = true;
+            },
+            // A failing connection must not turn the caller's wait into a busy loop.
+            () => sleep(left).then(() => void (started.settled = true)),
+          );
+          wait = started;
+        }
+        const current = wait;
+        const woken = await Promise.race([current.done.then(() => true), sleep(left).then(() => false)]);
+        if (!woken) return null;
+        if (wait === current) wait = null;
+        if (current.lane) return current.lane;
+        // A reused wait ran out at Redis before this caller's time did: wait again for the rest.
       }
-      blocking ??= duplicate(redis);
-      // Redis notices a blocking timeout only on its next cron tick (hz 10: up to ~100 ms late), so a local timer
-      // races the wait. A wait that is still pending is reused rather than stacked on the connection; a marker it
-      // pops later is only a hint (the caller claims either way).
-      pendingWait ??= blocking
-        .bzpopmin(...lanes.map((l) => keys.lane(l).marker), (timeoutMs / 1000).toFixed(3))
-        // A failing connection must not turn the caller's wait into a busy loop.
-        .then(
-          () => undefined,
-          () => sleep(timeoutMs),
-        )
-        .finally(() => {
-          pendingWait = null;
-        });
-      await Promise.race([pendingWait, sleep(timeoutMs)]);
     },
 
     async heartbeat(input: { lane: Lane; claims: Claim[]; leaseMs: number }): Promise<string[]> {
@@ -224,6 +242,13 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
     },
   };
   return queue satisfies WorkerQueue & RecoveryQueue & CommandQueue;
+}
+
+/** One BZPOPMIN on the lanes' markers; `lane` is the lane whose marker it popped (null: timed out). */
+interface BlockingWait {
+  done: Promise<void>;
+  settled: boolean;
+  lane: Lane | null;
 }
 
 function sleep(ms: number): Promise<void> {
