@@ -152,6 +152,20 @@ describe('execution lifecycle', () => {
     expect(await waiting).toBe('long');
   });
 
+  it('still claims another lane promptly while one lane keeps the worker busy', async () => {
+    const busy = await createJob(e.deps, jobSpec({ handler: 'sleep', payload: { ms: 20 } }));
+    const other = await createJob(e.deps, jobSpec({ handler: 'noop', lane: 'long' }));
+    const created = await env.store.executionsEnqueueMany({ jobId: busy.id, payloads: Array.from({ length: 600 }, () => null) });
+    await env.queue.push(created);
+    await e.worker({ concurrency: 10, lanes: ['short', 'long'], pollMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    const { execution } = await triggerJob(e.deps, { jobId: other.id });
+    await eventually(async () => (await statusOf(execution.id)) === 'succeeded', 5000);
+    // It ran while the short lane still had most of its backlog waiting.
+    const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'queued'`, [busy.id]);
+    expect(rows[0].n).toBeGreaterThan(300);
+  });
+
   it('leaves no lease behind when heartbeats race with acknowledgements', async () => {
     const job = await createJob(e.deps, jobSpec({ handler: 'noop' }));
     const created = await env.store.executionsEnqueueMany({ jobId: job.id, payloads: Array.from({ length: 3000 }, () => null) });

@@ -73,6 +73,12 @@ const TIMEOUT = 'timeout';
 const RELEASED = 'released';
 /** The longest a claim for only a few free slots waits for more slots to free up. */
 const CLAIM_DEFER_MS = 2;
+/**
+ * While another lane keeps the worker busy, a lane whose last claim came back empty is asked again only after this
+ * long: an empty claim per full one would cost the busy lane a Redis round trip each time. New work in the idle
+ * lane therefore waits at most this long under load (without load the worker waits on the markers and wakes at once).
+ */
+const EMPTY_LANE_RECHECK_MS = 20;
 /** Timeouts are enforced to within this (one sweep for every running attempt). */
 const TIMEOUT_SWEEP_MS = 50;
 /** How many lease periods a worker keeps its Redis leases alive while PostgreSQL does not answer it. */
@@ -183,6 +189,8 @@ export class Worker {
     let hint: Lane | null = null;
     // Each lane's next delayed due time as its last claim reported it: the wait ends in time for the earliest.
     const nextDue = new Map<Lane, number>();
+    // When each lane's last claim came back empty (absent: it returned work, or has not been asked yet).
+    const emptyAt = new Map<Lane, number>();
     while (!this.stopping) {
       const free = concurrency - this.inFlight;
       if (free <= 0 || this.recorder.backlog >= Math.max(2000, concurrency * 4)) {
@@ -204,7 +212,10 @@ export class Worker {
       // an empty round trip. Only a full claim means more may be waiting; otherwise the lanes not yet asked are
       // tried, then the worker waits for the marker (set by every push into a ready set, so no wake-up is missed).
       let mayHaveMore = false;
-      const order = hint ? [hint] : lanes.map((_, i) => lanes[(laneIndex + i) % lanes.length]!);
+      const now = Date.now();
+      const rotation = lanes.map((_, i) => lanes[(laneIndex + i) % lanes.length]!);
+      const recent = (lane: Lane) => now - (emptyAt.get(lane) ?? -Infinity) < EMPTY_LANE_RECHECK_MS && (nextDue.get(lane) ?? Infinity) > now;
+      const order = hint ? [hint] : rotation.some((l) => !recent(l)) ? rotation.filter((l) => !recent(l)) : rotation;
       hint = null;
       for (const lane of order) {
         if (mayHaveMore) break;
@@ -220,6 +231,8 @@ export class Worker {
         }
         if (result.nextDueAt) nextDue.set(lane, result.nextDueAt.getTime());
         else nextDue.delete(lane);
+        if (result.claims.length === 0) emptyAt.set(lane, Date.now());
+        else emptyAt.delete(lane);
         if (result.claims.length > 0) {
           claimedAny = true;
           mayHaveMore = result.claims.length === count;
