@@ -94,9 +94,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  const badTransitions = transitions.filter((s) => !(EXECUTION_STATUSES as readonly string[]).includes(s));
   const allTransitions = transitions.length === 1 && transitions[0] === 'all';
-  if (!allTransitions && (badTransitions.length > 0 || transitions.length === 0)) {
+  const listedTransitions =
+    transitions.length > 0 && transitions.every((s) => (EXECUTION_STATUSES as readonly string[]).includes(s))
+      ? [...new Set(transitions as ExecutionStatus[])]
+      : null;
+  if (!allTransitions && !listedTransitions) {
     problems.push(`EVENT_TRANSITIONS must be "all" or list statuses from ${EXECUTION_STATUSES.join(', ')} (got ${JSON.stringify(env.EVENT_TRANSITIONS)})`);
   }
   const queuePrefix = text('QUEUE_PREFIX', '{jobs}');
@@ -127,7 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: duration('SHUTDOWN_GRACE', '30s', 0),
     shortLaneMaxTimeoutMs: duration('SHORT_LANE_MAX_TIMEOUT', '600s', 1000),
     eventBusName: text('EVENT_BUS_NAME', '') || null,
-    eventTransitions: allTransitions || badTransitions.length > 0 || transitions.length === 0 ? null : [...new Set(transitions as ExecutionStatus[])],
+    eventTransitions: allTransitions ? null : listedTransitions,
     handlersModule: text('HANDLERS_MODULE', '') || null,
     logLevel: oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
     clockOffsetMs: integer('CLOCK_OFFSET_MS', 0, -86_400_000, 86_400_000),

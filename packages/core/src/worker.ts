@@ -214,8 +214,10 @@ export class Worker {
       let mayHaveMore = false;
       const now = Date.now();
       const rotation = lanes.map((_, i) => lanes[(laneIndex + i) % lanes.length]!);
-      const recent = (lane: Lane) => now - (emptyAt.get(lane) ?? -Infinity) < EMPTY_LANE_RECHECK_MS && (nextDue.get(lane) ?? Infinity) > now;
-      const order = hint ? [hint] : rotation.some((l) => !recent(l)) ? rotation.filter((l) => !recent(l)) : rotation;
+      const worthAsking = rotation.filter(
+        (l) => now - (emptyAt.get(l) ?? -Infinity) >= EMPTY_LANE_RECHECK_MS || (nextDue.get(l) ?? Infinity) <= now,
+      );
+      const order = hint ? [hint] : worthAsking.length > 0 ? worthAsking : rotation;
       hint = null;
       for (const lane of order) {
         if (mayHaveMore) break;

@@ -24,12 +24,20 @@ export async function executionTrigger(
     values: [input.jobId, payload, input.idempotencyKey],
   });
   if (rows[0]) return { execution: toCreated(rows[0]), record: toExecution(rows[0]), created: true };
-  if (input.idempotencyKey === null) return null;
-  const existing = await pool.query(
-    `SELECT ${EXECUTION_COLUMNS} FROM executions WHERE job_id = $1 AND idempotency_key = $2`,
-    [input.jobId, input.idempotencyKey],
-  );
-  const row = existing.rows[0];
+  return input.idempotencyKey === null ? null : executionByIdempotencyKey(pool, input.jobId, input.idempotencyKey);
+}
+
+/** The execution an earlier trigger with this idempotency key created (null: none). */
+export async function executionByIdempotencyKey(
+  pool: pg.Pool,
+  jobId: string,
+  idempotencyKey: string,
+): Promise<{ execution: CreatedExecution; record: Execution; created: false } | null> {
+  const { rows } = await pool.query(`SELECT ${EXECUTION_COLUMNS} FROM executions WHERE job_id = $1 AND idempotency_key = $2`, [
+    jobId,
+    idempotencyKey,
+  ]);
+  const row = rows[0];
   return row ? { execution: toCreated(row), record: toExecution(row), created: false } : null;
 }
 

@@ -12,7 +12,7 @@
  */
 import type { CreatedExecution, Execution } from '@jobs/core';
 import type pg from 'pg';
-import { executionTrigger } from './execution-commands';
+import { executionByIdempotencyKey, executionTrigger } from './execution-commands';
 import { isId } from './jobs';
 import { EXECUTION_COLUMNS, toCreated, toExecution } from './rows';
 
@@ -101,8 +101,9 @@ export function createTriggerBatcher(pool: pg.Pool, options: { maxInFlight?: num
       batch.map((w, ord) => {
         const row = byOrd.get(ord);
         if (row) return settle(w, Promise.resolve({ execution: toCreated(row), record: toExecution(row), created: true }));
-        // No row: the job is missing or deleted (the single statement says so again), or the key was used before.
-        return settle(w, executionTrigger(pool, w.input));
+        // No row: the job is missing or deleted, or the key was used before (by an earlier trigger or this batch).
+        const { jobId, idempotencyKey } = w.input;
+        return settle(w, idempotencyKey === null ? Promise.resolve(null) : executionByIdempotencyKey(pool, jobId, idempotencyKey));
       }),
     );
   }
