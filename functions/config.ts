@@ -13,6 +13,12 @@ export interface Config {
   queuePrefix: string;
   httpPort: number;
   apiKeys: string[];
+  /** Host names the API answers besides loopback ones (with API_KEYS only); `*` for any. */
+  allowedHosts: string[];
+  /** False: command jobs are refused at create (400) and never run (handlers only). */
+  commandJobs: boolean;
+  /** User commands run as when the worker is root (null: the default, `nobody`). */
+  jobUser: string | null;
   /** Largest request body the API accepts. */
   bodyLimitBytes: number;
   scheduleIntervalMs: number;
@@ -114,10 +120,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisCluster: cluster === 'true',
     queuePrefix,
     httpPort: integer('HTTP_PORT', 8080, 0, 65535),
-    apiKeys: text('API_KEYS', '')
+    apiKeys: apiKeys(text('API_KEYS', ''), problems),
+    allowedHosts: text('ALLOWED_HOSTS', '')
       .split(',')
-      .map((k) => k.trim())
+      .map((h) => h.trim().toLowerCase())
       .filter(Boolean),
+    commandJobs: oneOf('COMMAND_JOBS', 'on', ['on', 'off'] as const) === 'on',
+    jobUser: text('JOB_USER', '') || null,
     bodyLimitBytes: integer('BODY_LIMIT_BYTES', 256 * 1024, 1024, 6 * 1024 * 1024),
     scheduleIntervalMs,
     lookaheadMs: duration('LOOKAHEAD', `${Math.max(2 * scheduleIntervalMs, 5000)}ms`, 100),
@@ -135,12 +144,54 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
     clockOffsetMs: integer('CLOCK_OFFSET_MS', 0, -86_400_000, 86_400_000),
   };
+  if (config.allowedHosts.length > 0 && config.apiKeys.length === 0) {
+    problems.push('ALLOWED_HOSTS is set but API_KEYS is not: an API without keys answers loopback requests only; set API_KEYS to serve other hosts');
+  }
+  const badHost = config.allowedHosts.find((h) => h !== '*' && !/^[a-z0-9.-]+$|^\[[0-9a-f:.]+\]$/.test(h));
+  if (badHost !== undefined) problems.push(`ALLOWED_HOSTS must list host names without scheme or port, or *, (got ${JSON.stringify(clip(badHost))})`);
+  if (config.jobUser !== null && !/^[a-z_][a-z0-9_.-]{0,31}\$?$/i.test(config.jobUser)) {
+    problems.push(`JOB_USER must be a user name (got ${JSON.stringify(clip(config.jobUser))})`);
+  }
+  const redisDb = redisDatabase(config.redisUrl);
+  if (redisDb === null) problems.push('REDIS_URL: the path must be a database number (e.g. redis://host:6379/2), or empty for 0');
+  else if (redisDb !== 0 && config.redisCluster) problems.push(`REDIS_URL names database ${redisDb}, but REDIS_CLUSTER=true: a Redis cluster has only database 0`);
   if (config.lookaheadMs <= config.scheduleIntervalMs) {
     problems.push(`LOOKAHEAD (${config.lookaheadMs} ms) must exceed SCHEDULE_INTERVAL (${config.scheduleIntervalMs} ms), or fire times would start late`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
+
+/**
+ * API keys from their comma-separated list. A key is sent as a bearer token, so one holding whitespace or a character
+ * outside printable ASCII could never be presented: refused at start (naming its position, never its text).
+ */
+function apiKeys(list: string, problems: string[]): string[] {
+  const keys = list.split(',').map((k) => k.replace(/^[ \t]+|[ \t]+$/g, ''));
+  keys.forEach((key, i) => {
+    if (key !== '' && !/^[\x21-\x7e]+$/.test(key)) {
+      problems.push(`API_KEYS: key ${i + 1} holds whitespace or a character outside printable ASCII; a bearer token cannot carry it`);
+    }
+  });
+  return keys.filter(Boolean);
+}
+
+/** The database number in a Redis URL's path; null when it is not a number. Whether the server has it is checked at start. */
+export function redisDatabase(url: string): number | null {
+  let path: string;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    return 0; // the URL itself is reported
+  }
+  const raw = path.replace(/^\//, '');
+  if (raw === '') return 0;
+  if (!/^\d{1,9}$/.test(raw)) return null;
+  return Number(raw);
+}
+
+/** Long values cut for messages (ids and paths are cut to 200 characters wherever they are echoed). */
+const clip = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` : text);
 
 /** A URL with its password replaced, for messages and logs. */
 export function redact(url: string): string {

@@ -1,10 +1,11 @@
 /** @module process — shared lifecycle of the long-running processes: fatal start errors and signal handling. */
+import { CommandSetupError } from './command-setup';
 import { ConfigError } from './config';
 import { UnreachableError } from './resources';
 
 /** Prints a start failure without a stack for the errors users can fix themselves, then exits 1. */
 export function exitOnStartError(error: unknown): never {
-  if (error instanceof ConfigError || error instanceof UnreachableError) {
+  if (error instanceof ConfigError || error instanceof UnreachableError || error instanceof CommandSetupError) {
     process.stderr.write(`${error.message}\n`);
   } else {
     process.stderr.write(`failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);

@@ -5,7 +5,7 @@
 import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import type { RedisClient } from '@jobs/queue';
-import { redact, type Config } from './config';
+import { redact, redisDatabase, type Config } from './config';
 import type { AppLogger } from './logger';
 
 export function createPool(config: Pick<Config, 'databaseUrl' | 'databaseSsl'>, options: { max: number; logger?: AppLogger }): pg.Pool {
@@ -42,7 +42,7 @@ export function createRedis(config: Pick<Config, 'redisUrl' | 'redisCluster'>, l
         // ElastiCache's TLS certificates name the configuration endpoint, not the node IPs.
         dnsLookup: (address, callback) => callback(null, address),
       })
-    : new Redis({ host: url.hostname, port: Number(url.port || 6379), db: Number(url.pathname.slice(1) || 0), ...common });
+    : new Redis({ host: url.hostname, port: Number(url.port || 6379), db: redisDatabase(config.redisUrl) ?? 0, ...common });
   client.on('error', (error: Error) => logger?.debug({ event: 'redis.error', err: error.message }));
   return client;
 }
@@ -50,6 +50,8 @@ export function createRedis(config: Pick<Config, 'redisUrl' | 'redisCluster'>, l
 export class UnreachableError extends Error {
   override readonly name = 'UnreachableError';
 }
+
+class DatabaseRangeError extends Error {}
 
 /** Fails with a clear message when PostgreSQL or Redis does not answer within `timeoutMs`. */
 export async function checkServices(pool: pg.Pool, redis: RedisClient, config: Config, timeoutMs = 5000): Promise<void> {
@@ -67,8 +69,16 @@ export async function checkServices(pool: pg.Pool, redis: RedisClient, config: C
   }
   try {
     await within(redis.ping());
+    const db = redisDatabase(config.redisUrl) ?? 0;
+    // ioredis reports a refused SELECT only as an 'error' event and then runs every command in database 0.
+    if (db !== 0) {
+      await within(redis.select(db)).catch((error: Error) => {
+        throw new DatabaseRangeError(`REDIS_URL names database ${db}, which the Redis server at ${redact(config.redisUrl)} does not have (${error.message}); its \`databases\` setting bounds the number`);
+      });
+    }
   } catch (error) {
-    problems.push(
+    if (error instanceof DatabaseRangeError) problems.push(error.message);
+    else problems.push(
       `Redis at ${redact(config.redisUrl)} is unreachable (${(error as Error).message}). ` +
         `Start one (e.g. \`docker compose -f infra/docker-compose.yml up -d\`, or \`redis-server --daemonize yes\`) or set REDIS_URL.`,
     );

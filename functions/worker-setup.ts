@@ -4,6 +4,7 @@ import { BUILTIN_HANDLERS, createRunner, type Handler } from '@jobs/runner';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { commandSetup } from './command-setup';
 import type { Context } from './context';
 import { newWorkerId } from './context';
 
@@ -30,8 +31,10 @@ export async function startWorker(
   options: { kind: WorkerKind; handlers?: Record<string, Handler>; concurrency?: number; id?: string },
 ): Promise<StartedWorker> {
   const handlers = { ...BUILTIN_HANDLERS, ...(await loadHandlers(ctx.config.handlersModule)), ...options.handlers };
+  const commands = commandSetup(ctx.config, ctx.logger);
+  const runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision });
   const worker = new Worker(
-    { store: ctx.store, queue: ctx.queue, runner: createRunner({ handlers }), clock: ctx.clock, sink: ctx.sink, logger: ctx.logger },
+    { store: ctx.store, queue: ctx.queue, runner, clock: ctx.clock, sink: ctx.sink, logger: ctx.logger },
     {
       id: options.id ?? newWorkerId(options.kind),
       kind: options.kind,
@@ -53,6 +56,7 @@ export async function startWorker(
     lanes: ctx.config.workerLanes,
     concurrency: options.concurrency ?? ctx.config.workerConcurrency,
     handlers: Object.keys(handlers),
+    commands: commands.enabled ? (commands.supervision ? `supervised, as ${commands.supervision.user ?? 'the worker\'s user'}` : 'unsupervised') : 'off',
   });
   return {
     worker,

@@ -9,6 +9,7 @@ import { Worker, type WorkerCounts } from '@jobs/core';
 import { BUILTIN_HANDLERS, createRunner, type Handler } from '@jobs/runner';
 import type { Context as LambdaContext, EventBridgeEvent } from 'aws-lambda';
 import { hostname } from 'node:os';
+import { commandSetup, type CommandSetup } from './command-setup';
 import { newWorkerId } from './context';
 import type { WorkAvailableDetail } from './events';
 import { budgetMs, lambdaHandler, lambdaResources, type LambdaResources } from './lambda';
@@ -31,8 +32,13 @@ export interface WorkerSummary extends WorkerCounts {
   ms: number;
 }
 
-/** Per container context: the loaded handlers and the cancel subscription, set up by the first invocation. */
-const prepared = new WeakMap<LambdaResources, Promise<Record<string, Handler>>>();
+interface Prepared {
+  handlers: Record<string, Handler>;
+  commands: CommandSetup;
+}
+
+/** Per container context: the loaded handlers, the command setup and the cancel subscription, set up once. */
+const prepared = new WeakMap<LambdaResources, Promise<Prepared>>();
 /** The worker of the invocation in progress, for cancel messages on the container's subscription. */
 let active: Worker | null = null;
 
@@ -69,12 +75,12 @@ export async function drainShortLane(
     return summary(null, empty, 'no-budget');
   }
 
-  const handlers = await prepare(ctx);
+  const { handlers, commands } = await prepare(ctx);
   const worker = new Worker(
     {
       store: ctx.store,
       queue: ctx.queue,
-      runner: createRunner({ handlers }),
+      runner: createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision }),
       clock: ctx.clock,
       sink: ctx.sink,
       logger,
@@ -121,11 +127,13 @@ export async function drainShortLane(
  * Loads HANDLERS_MODULE and subscribes to cancel messages once per container. The subscription has its own Redis
  * connection; without it, a cancel still reaches the attempt through the heartbeat (its lease is gone), only later.
  */
-function prepare(ctx: LambdaResources): Promise<Record<string, Handler>> {
+function prepare(ctx: LambdaResources): Promise<Prepared> {
   let ready = prepared.get(ctx);
   if (!ready) {
     ready = (async () => {
       const handlers = { ...BUILTIN_HANDLERS, ...(await loadHandlers(ctx.config.handlersModule)) };
+      // Lambda runs as a user of its own with no supervisor in the bundle: commands run unsupervised (README).
+      const commands = commandSetup(ctx.config, ctx.logger);
       try {
         const unsubscribe = await ctx.queue.subscribeCancels((ids) => {
           for (const id of ids) if (active?.cancel(id)) ctx.logger.info({ event: 'worker.cancelled', execution_id: id, worker_id: active.id });
@@ -134,7 +142,7 @@ function prepare(ctx: LambdaResources): Promise<Record<string, Handler>> {
       } catch (error) {
         ctx.logger.warn({ event: 'lambda.worker_cancel_subscribe_failed', err: String(error) });
       }
-      return handlers;
+      return { handlers, commands };
     })();
     ready.catch(() => prepared.delete(ctx));
     prepared.set(ctx, ready);

@@ -22,7 +22,11 @@ export type Handler = (context: HandlerContext) => unknown | Promise<unknown>;
 
 export interface RunnerOptions extends ShellOptions {
   handlers?: Record<string, Handler>;
+  /** False: command jobs fail without running (COMMAND_JOBS=off, a deployment that runs handlers only). */
+  commands?: boolean;
 }
+
+export const COMMANDS_DISABLED = 'command jobs are disabled on this worker (COMMAND_JOBS=off)';
 
 /**
  * @example
@@ -41,7 +45,10 @@ export function createRunner(options: RunnerOptions = {}): Runner & { handlers: 
         }
         return runHandler(handler, execution, cancel, limit);
       }
-      if (execution.command) return runShell(execution.command, execution, cancel.signal, options);
+      if (execution.command) {
+        if (options.commands === false) return { ok: false, exitCode: null, output: '', error: COMMANDS_DISABLED };
+        return runShell(execution.command, execution, cancel.signal, options);
+      }
       return { ok: false, exitCode: null, output: '', error: 'job has neither a command nor a handler' };
     },
   };

@@ -1,21 +1,33 @@
 /**
- * @module shell — runs a job's command with `/bin/sh -c` in its own process group, so a timeout or a cancel kills
- * the command and everything it started. stdout and stderr are captured together, capped.
+ * @module shell — runs a job's command with `/bin/sh -c`, capturing stdout and stderr together (capped).
+ *
+ * Supervised (the normal case on Linux), the command runs under `jobs-supervise`, spawned with a pipe on its stdin:
+ * a cancel or timeout writes `T` (SIGTERM to every process of the attempt, SIGKILL after `killAfterMs`), and when the
+ * worker dies by any signal the pipe's EOF makes the supervisor kill them all. The attempt ends when the shell exits:
+ * the supervisor then kills what the shell left behind (background children, `setsid` grandchildren) and exits with
+ * the shell's status. Unsupervised (no supervisor built), the command gets its own process group, which is killed on
+ * cancel, timeout and exit; a process that leaves the group, or any process when the worker is SIGKILLed, survives.
  */
 import { spawn } from 'node:child_process';
 import type { RunResult, StartedExecution } from '@jobs/core';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
+import type { Supervision } from './supervisor';
 
 export interface ShellOptions {
   outputLimit?: number;
   /** Environment the command sees; secrets of the scheduler itself are removed (see `commandEnv`). */
   env?: NodeJS.ProcessEnv;
-  /** After SIGTERM to the group, SIGKILL follows after this long. */
+  /** After SIGTERM, SIGKILL follows after this long. */
   killAfterMs?: number;
+  /** Run under the supervisor (null or absent: unsupervised, see the module header). */
+  supervision?: Supervision | null;
 }
 
+/** Unsupervised: how long output pipes may stay open after the shell exited (a process that left its group). */
+const PIPE_DRAIN_MS = 500;
+
 /** Variables of the scheduler's own configuration that a job's command must never see. */
-const PRIVATE_ENV = /^(DATABASE_URL|REDIS_URL|API_KEYS|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|SST_RESOURCE_.*)$/;
+const PRIVATE_ENV = /^(DATABASE_URL|REDIS_URL|API_KEYS|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|AWS_ACCESS_KEY_ID|AWS_CONTAINER_CREDENTIALS_.*|AWS_CONTAINER_AUTHORIZATION_TOKEN.*|SST_RESOURCE_.*|JOBS_SECRETS_FD)$/;
 
 /** The parent's environment minus the scheduler's secrets, plus the execution's identity and payload. */
 export function commandEnv(execution: StartedExecution, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
@@ -36,34 +48,57 @@ export function runShell(
   options: ShellOptions = {},
 ): Promise<RunResult> {
   const output = new CappedOutput(options.outputLimit ?? DEFAULT_OUTPUT_LIMIT);
+  const killAfterMs = options.killAfterMs ?? 2000;
+  const supervision = options.supervision ?? null;
   return new Promise((resolve) => {
     if (signal.aborted) {
       resolve({ ok: false, exitCode: null, output: '', error: `not started: ${String(signal.reason)}` });
       return;
     }
-    const child = spawn('/bin/sh', ['-c', command], {
-      detached: true, // its own process group: kill(-pid) reaches grandchildren too
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const [program, args] = supervision
+      ? [supervision.path, [...(supervision.user ? ['--user', supervision.user] : []), '--kill-after', String(killAfterMs), '--', '/bin/sh', '-c', command]]
+      : ['/bin/sh', ['-c', command]];
+    const child = spawn(program, args, {
+      // Its own session: a Ctrl-C meant for the worker does not reach the command (and kill(-pid) reaches its group).
+      detached: true,
+      stdio: [supervision ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       env: options.env ?? commandEnv(execution),
     });
+    // The supervisor may exit before a late 'T' is written; the write error is expected then.
+    child.stdin?.on('error', () => undefined);
     let killTimer: NodeJS.Timeout | null = null;
+    let drainTimer: NodeJS.Timeout | null = null;
     const kill = () => {
+      if (supervision) {
+        child.stdin?.write('T');
+        return;
+      }
       killGroup(child.pid, 'SIGTERM');
-      killTimer = setTimeout(() => killGroup(child.pid, 'SIGKILL'), options.killAfterMs ?? 2000);
+      killTimer = setTimeout(() => killGroup(child.pid, 'SIGKILL'), killAfterMs);
       killTimer.unref();
     };
     signal.addEventListener('abort', kill, { once: true });
-    child.stdout.on('data', (chunk: Buffer) => output.write(chunk));
-    child.stderr.on('data', (chunk: Buffer) => output.write(chunk));
+    child.stdout!.on('data', (chunk: Buffer) => output.write(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => output.write(chunk));
     child.on('error', (error) => {
       signal.removeEventListener('abort', kill);
       resolve({ ok: false, exitCode: null, output: output.toString(), error: `could not start command: ${error.message}` });
     });
+    child.on('exit', () => {
+      if (supervision) return; // the supervisor exits only once every process of the attempt is gone
+      // The attempt ends with the shell: its group goes now, and pipes a process outside it still holds are cut.
+      killGroup(child.pid, 'SIGKILL');
+      drainTimer = setTimeout(() => {
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+      }, PIPE_DRAIN_MS);
+      drainTimer.unref();
+    });
     child.on('close', (code, killedBy) => {
       signal.removeEventListener('abort', kill);
       if (killTimer) clearTimeout(killTimer);
-      // The shell may exit while a background grandchild still runs; never leave the group behind.
-      killGroup(child.pid, 'SIGKILL');
+      if (drainTimer) clearTimeout(drainTimer);
+      child.stdin?.destroy();
       const text = output.toString();
       if (signal.aborted) {
         resolve({ ok: false, exitCode: code, output: text, error: `killed (${String(signal.reason)})` });
