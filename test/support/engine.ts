@@ -11,9 +11,13 @@ import {
   type Lane,
   type WorkerOptions,
 } from '@jobs/core';
-import { BUILTIN_HANDLERS, createRunner, type Handler } from '@jobs/runner';
+import { BUILTIN_HANDLERS, createRunner, findSupervisor, type Handler, type Supervision } from '@jobs/runner';
 import { randomBytes } from 'node:crypto';
 import { recorder, type TestEnv } from './env';
+
+/** Commands run as the real workers run them: supervised, as `nobody` when the tests run as root. */
+const supervisorPath = findSupervisor();
+export const supervision: Supervision | null = supervisorPath ? { path: supervisorPath, user: process.getuid?.() === 0 ? 'nobody' : null } : null;
 
 export function engine(env: TestEnv, options: { clock?: Clock } = {}) {
   const rec = recorder();
@@ -28,7 +32,7 @@ export function engine(env: TestEnv, options: { clock?: Clock } = {}) {
     /** Starts a worker in this process; stopped by stopAll(). */
     async worker(opts: Partial<WorkerOptions> & { handlers?: Record<string, Handler> } = {}) {
       const worker = new Worker(
-        { ...deps, runner: createRunner({ handlers: { ...BUILTIN_HANDLERS, ...opts.handlers } }) },
+        { ...deps, runner: createRunner({ handlers: { ...BUILTIN_HANDLERS, ...opts.handlers }, supervision }) },
         {
           id: `test-${randomBytes(4).toString('hex')}`,
           kind: 'local',
