@@ -17,6 +17,8 @@ export function apiDeps(ctx: Context): ApiDeps {
     sink: ctx.sink,
     logger: ctx.logger,
     apiKeys: ctx.config.apiKeys,
+    allowedHosts: ctx.config.allowedHosts,
+    commandJobs: ctx.config.commandJobs,
     bodyLimitBytes: ctx.config.bodyLimitBytes,
     shortLaneMaxTimeoutMs: ctx.config.shortLaneMaxTimeoutMs,
     // Workers heartbeat every LEASE_TIMEOUT / 3: "active" allows six missed beats before a worker drops off the list.

@@ -24,7 +24,7 @@ const pairs = (cookies: string[] | undefined) => (cookies ?? []).map((c) => c.sp
 
 beforeAll(async () => {
   env = await createTestEnv('dashlambda');
-  Object.assign(process.env, env.childEnv, { API_KEYS: KEY, LOG_LEVEL: 'silent' });
+  Object.assign(process.env, env.childEnv, { API_KEYS: KEY, ALLOWED_HOSTS: 'abc123.execute-api.eu-west-1.amazonaws.com', LOG_LEVEL: 'silent' });
   api = await import('../../functions/api');
 });
 afterAll(async () => {

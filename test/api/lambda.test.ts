@@ -16,7 +16,7 @@ const invoke = (event: APIGatewayProxyEventV2, context: LambdaContext) => api.ha
 beforeAll(async () => {
   env = await createTestEnv('lambda');
   // The handler reads its configuration from the environment on first use, like a Lambda container does.
-  Object.assign(process.env, env.childEnv, { API_KEYS: 'lambda-key', LOG_LEVEL: 'silent' });
+  Object.assign(process.env, env.childEnv, { API_KEYS: 'lambda-key', ALLOWED_HOSTS: 'abc123.execute-api.eu-west-1.amazonaws.com', LOG_LEVEL: 'silent' });
   api = await import('../../functions/api');
 });
 afterAll(async () => {

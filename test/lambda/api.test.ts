@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LambdaEvent } from 'hono/aws-lambda';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResult } from 'aws-lambda';
-import { FIXTURE_API_KEY, httpApiGetJobs, httpApiPostJob, lambdaContext } from '../fixtures/events';
+import { FIXTURE_API_KEY, FIXTURE_HOST, httpApiGetJobs, httpApiPostJob, lambdaContext } from '../fixtures/events';
 import { lambdaTestEnv, type LambdaTestEnv } from './harness';
 
 let env: LambdaTestEnv;
@@ -15,7 +15,7 @@ const invoke = async (event: APIGatewayProxyEventV2) =>
   (await api.handler(event as unknown as LambdaEvent, lambdaContext({ functionName: 'ApiHandler', timeoutMs: 30_000 }))) as APIGatewayProxyResult;
 
 beforeAll(async () => {
-  env = await lambdaTestEnv('lapi', { API_KEYS: FIXTURE_API_KEY });
+  env = await lambdaTestEnv('lapi', { API_KEYS: FIXTURE_API_KEY, ALLOWED_HOSTS: FIXTURE_HOST });
   api = await import('../../functions/api');
 });
 afterAll(async () => {

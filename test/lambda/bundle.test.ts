@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { createJob } from '@jobs/core';
 import { migrations } from '@jobs/store';
-import { FIXTURE_API_KEY } from '../fixtures/events';
+import { FIXTURE_API_KEY, FIXTURE_HOST } from '../fixtures/events';
 import { DATABASE_URL, createTestEnv, schemaUrl, uniqueName, type TestEnv } from '../support/env';
 import { engine } from '../support/engine';
 import { jobSpec } from '../support/fixtures';
@@ -72,7 +72,7 @@ describe('bundles', () => {
   });
 
   it('api serves the GET and POST fixtures', async () => {
-    const apiEnv = childEnv({ API_KEYS: FIXTURE_API_KEY });
+    const apiEnv = childEnv({ API_KEYS: FIXTURE_API_KEY, ALLOWED_HOSTS: FIXTURE_HOST });
     const post = await invokeBundle(invoker, file('api'), 'api-post', apiEnv);
     expect(post.result).toMatchObject({ statusCode: 201 });
     const get = await invokeBundle(invoker, file('api'), 'api-get', apiEnv);

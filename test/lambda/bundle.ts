@@ -5,7 +5,7 @@
  */
 import { build, type Metafile } from 'esbuild';
 import { spawn } from 'node:child_process';
-import { statSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, statSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ROOT } from '../support/processes';
@@ -59,6 +59,9 @@ export async function bundleEntry(entry: { name: string; entry: string }, option
     logLevel: 'silent',
     absWorkingDir: ROOT,
   });
+  // As the container image does (infra/worker.Dockerfile): the command supervisor ships beside the bundle.
+  const supervisor = join(ROOT, 'packages/runner/bin/jobs-supervise');
+  if (existsSync(supervisor)) copyFileSync(supervisor, join(options.outdir, 'jobs-supervise'));
   return {
     name: entry.name,
     file,

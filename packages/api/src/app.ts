@@ -3,10 +3,11 @@
  * only orders the middleware (request log, 405, auth, body limit) and renders the OpenAPI document.
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { CommandDeps } from '@jobs/core';
+import { clip, type CommandDeps } from '@jobs/core';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { bearerAuth } from './auth';
 import { bodyLimit } from './body-limit';
+import { hostGuard } from './host-guard';
 import { dashboardRoutes } from './dashboard';
 import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError, errorBody, onError, validationHook } from './errors';
@@ -31,6 +32,7 @@ export function createApp(deps: ApiDeps) {
   const commands: CommandDeps = { store: deps.store, queue: deps.queue, clock: deps.clock, sink: deps.sink, logger: deps.logger };
 
   root.use('*', requestLog(deps.logger));
+  root.use('*', hostGuard({ keyed: deps.apiKeys.length > 0, allowedHosts: deps.allowedHosts ?? [] }));
   root.use(
     '*',
     methodNotAllowed({
@@ -77,7 +79,7 @@ export function createApp(deps: ApiDeps) {
   root.route(API_PREFIX, v1);
   dashboardRoutes(root, deps, commands);
 
-  root.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
+  root.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${clip(c.req.path)}`), 404));
   root.onError(onError(deps.logger));
   return root;
 }

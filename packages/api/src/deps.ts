@@ -9,8 +9,12 @@ export interface ApiDeps {
   clock: Clock;
   sink: TransitionSink;
   logger: Logger;
-  /** Bearer keys accepted on /api/v1; empty: the API is open (local development only). */
+  /** Bearer keys accepted on /api/v1; empty: the API is open (local development only, loopback requests only). */
   apiKeys: string[];
+  /** Host names served besides loopback ones, when keys are set (`*`: any); see host-guard.ts. */
+  allowedHosts?: string[];
+  /** False: command jobs are refused at create (COMMAND_JOBS=off). Default true. */
+  commandJobs?: boolean;
   /** Larger request bodies get a 413. */
   bodyLimitBytes: number;
   /** Jobs with a longer timeout default to the long lane, and may not ask for the short one. */

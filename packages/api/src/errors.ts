@@ -2,7 +2,7 @@
  * @module errors — the one JSON error shape, and the mapping from core errors, validation failures and Hono's
  * HTTP exceptions to it. Anything unexpected becomes a 500 that is logged but never shown to the caller.
  */
-import { ConflictError, InvalidInputError, NotFoundError, type Logger } from '@jobs/core';
+import { clip, ConflictError, InvalidInputError, NotFoundError, type Logger } from '@jobs/core';
 import type { Context, ErrorHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -125,7 +125,7 @@ export function onError(logger: Logger): ErrorHandler<ApiEnv> {
     const known = toApiError(error);
     if (known) return renderError(c, known);
     if (isUnavailable(error)) {
-      logger.warn({ event: 'http.unavailable', request_id: c.get('requestId'), path: c.req.path, err: error.message });
+      logger.warn({ event: 'http.unavailable', request_id: c.get('requestId'), path: clip(c.req.path), err: error.message });
       return c.json(
         errorBody('unavailable', 'the database or the queue is unreachable; retry shortly (a trigger with the same Idempotency-Key cannot run twice)'),
         503,
@@ -137,7 +137,7 @@ export function onError(logger: Logger): ErrorHandler<ApiEnv> {
       event: 'http.unhandled_error',
       request_id: c.get('requestId'),
       method: c.req.method,
-      path: c.req.path,
+      path: clip(c.req.path),
       err: { name: error.name, message: error.message, stack: error.stack },
     });
     return c.json(errorBody('internal', `internal error (request id ${c.get('requestId')}); details are in the server log`), 500);

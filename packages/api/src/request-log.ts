@@ -3,7 +3,7 @@
  * request id: a sane incoming `X-Request-Id` is kept, otherwise one is generated; either way it is echoed back.
  * Headers are never logged (Authorization carries the API key).
  */
-import type { Logger } from '@jobs/core';
+import { clip, type Logger } from '@jobs/core';
 import type { MiddlewareHandler } from 'hono';
 import { randomUUID } from 'node:crypto';
 import type { ApiEnv } from './deps';
@@ -23,7 +23,7 @@ export function requestLog(logger: Logger): MiddlewareHandler<ApiEnv> {
     const line = {
       event: 'http.request',
       method: c.req.method,
-      path: c.req.path,
+      path: clip(c.req.path),
       status,
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
       request_id: requestId,

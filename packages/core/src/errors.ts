@@ -1,9 +1,10 @@
 /** @module errors — typed failures the API maps to HTTP statuses (404, 409, 400). */
+import { clip } from './clip';
 
 export class NotFoundError extends Error {
   override readonly name = 'NotFoundError';
   constructor(readonly resource: string, readonly id: string) {
-    super(`${resource} ${id} not found`);
+    super(`${resource} ${clip(id)} not found`);
   }
 }
 

@@ -2,6 +2,7 @@
 export * from './types';
 export * from './ports';
 export * from './errors';
+export * from './clip';
 export * from './lifecycle';
 export * from './retry';
 export * from './duration';
