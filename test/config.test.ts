@@ -62,4 +62,33 @@ describe('configuration from the environment', () => {
     const table = new Set([...readme.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]!));
     expect(read.filter((name) => !table.has(name))).toEqual([]);
   });
+
+  it('refuses ALLOWED_HOSTS without API_KEYS (an open API answers loopback only), and anything but host names', () => {
+    expect(problemsOf({ ALLOWED_HOSTS: 'api.example.com' })[0]).toMatch(/^ALLOWED_HOSTS is set but API_KEYS is not/);
+    expect(problemsOf({ ALLOWED_HOSTS: 'https://api.example.com/', API_KEYS: 'k' })[0]).toMatch(/^ALLOWED_HOSTS must list host names/);
+    expect(loadConfig({ ALLOWED_HOSTS: 'API.example.com, *', API_KEYS: 'k' }).allowedHosts).toEqual(['api.example.com', '*']);
+  });
+
+  it('stops on an API key holding whitespace or non-ASCII, naming its position and never its text', () => {
+    for (const keys of ['good,bad key', 'good,tab\tkey', 'good,caf\u00e9']) {
+      const problems = problemsOf({ API_KEYS: keys });
+      expect(problems, keys).toEqual([expect.stringMatching(/^API_KEYS: key 2 holds whitespace/)]);
+      expect(problems[0]).not.toContain(keys.split(',')[1]);
+    }
+    expect(loadConfig({ API_KEYS: ' a , b ,' }).apiKeys).toEqual(['a', 'b']);
+  });
+
+  it('stops on a Redis database that is not a number, or not 0 in cluster mode', () => {
+    expect(problemsOf({ REDIS_URL: 'redis://h:6379/x' })[0]).toMatch(/^REDIS_URL: the path must be a database number/);
+    expect(problemsOf({ REDIS_URL: 'redis://h:6379/3', REDIS_CLUSTER: 'true' })[0]).toMatch(/^REDIS_URL names database 3, but REDIS_CLUSTER=true/);
+    expect(problemsOf({ REDIS_URL: 'redis://h:6379/3' })).toEqual([]);
+  });
+
+  it('reads COMMAND_JOBS and JOB_USER', () => {
+    expect(loadConfig({}).commandJobs).toBe(true);
+    expect(loadConfig({ COMMAND_JOBS: 'off' }).commandJobs).toBe(false);
+    expect(problemsOf({ COMMAND_JOBS: 'no' })[0]).toMatch(/^COMMAND_JOBS="no" must be one of on, off/);
+    expect(loadConfig({ JOB_USER: 'jobs' }).jobUser).toBe('jobs');
+    expect(problemsOf({ JOB_USER: 'a b' })[0]).toMatch(/^JOB_USER must be a user name/);
+  });
 });
