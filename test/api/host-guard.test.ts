@@ -42,14 +42,14 @@ describe('open mode (no API_KEYS)', () => {
 
   it('refuses state changes from another site (Origin, Sec-Fetch-Site), but not reads', async () => {
     h = await apiHarness();
-    for (const headers of [{ origin: 'http://attacker.example' }, { origin: 'null' }, { origin: 'not a url' }, { 'sec-fetch-site': 'cross-site' }]) {
+    for (const headers of [{ origin: 'http://attacker.example' }, { origin: 'null' }, { origin: 'not a url' }, { 'sec-fetch-site': 'cross-site' }] as Record<string, string>[]) {
       const res = await h.call('POST', '/api/v1/jobs', { headers, body: jobBody() });
       expect(res.status, JSON.stringify(headers)).toBe(403);
       expect(res.body.error.code).toBe('cross_site_request');
     }
     expect(await jobCount()).toBe(0);
     expect((await h.call('GET', '/api/v1/jobs', { headers: { origin: 'http://attacker.example', 'sec-fetch-site': 'cross-site' } })).status).toBe(200);
-    for (const headers of [{ origin: 'http://127.0.0.1:8080' }, { origin: 'http://localhost:3000' }, { 'sec-fetch-site': 'same-origin' }, {}]) {
+    for (const headers of [{ origin: 'http://127.0.0.1:8080' }, { origin: 'http://localhost:3000' }, { 'sec-fetch-site': 'same-origin' }, {}] as Record<string, string>[]) {
       expect((await h.call('POST', '/api/v1/jobs', { headers, body: jobBody() })).status, JSON.stringify(headers)).toBe(201);
     }
     // The dashboard's forms are state changes too.

@@ -12,6 +12,7 @@ import { dashboardRoutes } from './dashboard';
 import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError, errorBody, onError, validationHook } from './errors';
 import { requestLog } from './request-log';
+import { utf8Body } from './utf8-body';
 import { executionRoutes } from './routes/executions';
 import { healthRoutes } from './routes/health';
 import { jobRoutes } from './routes/jobs';
@@ -29,7 +30,14 @@ export const API_VERSION = '1.0.0';
 export function createApp(deps: ApiDeps) {
   const root = new OpenAPIHono<ApiEnv>({ defaultHook: validationHook });
   const v1 = new OpenAPIHono<ApiEnv>({ defaultHook: validationHook });
-  const commands: CommandDeps = { store: deps.store, queue: deps.queue, clock: deps.clock, sink: deps.sink, logger: deps.logger };
+  const commands: CommandDeps = {
+    store: deps.store,
+    queue: deps.queue,
+    clock: deps.clock,
+    sink: deps.sink,
+    logger: deps.logger,
+    commandJobs: deps.commandJobs ?? true,
+  };
 
   root.use('*', requestLog(deps.logger));
   root.use('*', hostGuard({ keyed: deps.apiKeys.length > 0, allowedHosts: deps.allowedHosts ?? [] }));
@@ -51,6 +59,7 @@ export function createApp(deps: ApiDeps) {
       throw new ApiError(413, 'payload_too_large', `request body exceeds ${deps.bodyLimitBytes} bytes`);
     }),
   );
+  v1.use('*', utf8Body());
   jobRoutes(v1, deps, commands);
   executionRoutes(v1, deps, commands);
   systemRoutes(v1, deps);

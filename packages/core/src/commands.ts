@@ -2,7 +2,7 @@
  * @module commands — what users ask for (create, trigger, cancel, replay, pause, resume, delete), against ports.
  * Each writes PostgreSQL first, then tells Redis; a failed Redis call is repaired by the reconciler.
  */
-import { NotFoundError } from './errors';
+import { InvalidInputError, NotFoundError } from './errors';
 import type { Clock, CreatedExecution, Logger, TransitionSink } from './ports';
 import { firstRunAt } from './schedule';
 import { createdTransition, transition } from './transitions';
@@ -49,10 +49,29 @@ export interface CommandDeps {
   clock: Clock;
   sink: TransitionSink;
   logger: Logger;
+  /** False: jobs with a command are refused (COMMAND_JOBS=off). Default true. */
+  commandJobs?: boolean;
 }
 
-export async function createJob(deps: CommandDeps, spec: JobSpec): Promise<Job> {
-  const nextRunAt = (spec.status ?? 'active') === 'active' ? firstRunAt(spec, deps.clock.now()) : null;
+/** A one-off `runAt` this far behind the clock still counts as "now" (a client's "now" arrives a little late). */
+export const RUN_AT_PAST_TOLERANCE_MS = 5_000;
+
+export const COMMAND_JOBS_OFF = 'command jobs are disabled on this deployment (COMMAND_JOBS=off): use a handler';
+
+/**
+ * Creates a job. A one-off run time in the past is refused unless `allowPast` (it would run at once, or be dropped
+ * as a misfire by the `skip` policy): a typo in a date must not run a job by surprise.
+ */
+export async function createJob(deps: CommandDeps, spec: JobSpec, options: { allowPast?: boolean } = {}): Promise<Job> {
+  if (spec.command !== null && deps.commandJobs === false) throw new InvalidInputError(COMMAND_JOBS_OFF, 'command');
+  const now = deps.clock.now();
+  if (spec.runAt && !options.allowPast && spec.runAt.getTime() < now.getTime() - RUN_AT_PAST_TOLERANCE_MS) {
+    throw new InvalidInputError(
+      `is in the past (${spec.runAt.toISOString()}, now ${now.toISOString()}); send "allow_past": true to run it once right away`,
+      'run_at',
+    );
+  }
+  const nextRunAt = (spec.status ?? 'active') === 'active' ? firstRunAt(spec, now) : null;
   return deps.store.jobInsert({ ...spec, nextRunAt });
 }
 

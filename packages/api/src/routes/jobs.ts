@@ -53,7 +53,8 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
       },
     }),
     async (c) => {
-      const job = await createJob(commands, toJobSpec(c.req.valid('json'), deps.shortLaneMaxTimeoutMs));
+      const body = c.req.valid('json');
+      const job = await createJob(commands, toJobSpec(body, deps.shortLaneMaxTimeoutMs), { allowPast: body.allow_past });
       return c.json(jobJson(job), 201);
     },
   );

@@ -6,6 +6,11 @@ import { NullableInstant, checkSchedule } from './common';
 export const HANDLER_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
 export const MAX_PAYLOAD_BYTES = 64 * 1024;
 const NO_CONTROL_CHARS = /^[^\p{Cc}]*$/u;
+/**
+ * Format characters (bidi controls such as U+202E, zero-width ones such as U+200B, U+FEFF) and line separators draw
+ * nothing or reorder what is drawn: `invoice\u202Egpj.exe` shows as `invoiceexe.jpg`. A name is what people read.
+ */
+const NO_INVISIBLE_CHARS = /^[^\p{Cf}\p{Zl}\p{Zp}]*$/u;
 const MAX_DEADLINE_SECONDS = 366 * 86_400;
 const JOB_STATUSES = ['active', 'paused'] as const;
 
@@ -20,6 +25,12 @@ const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBF
 const SURROGATE_MESSAGE = 'must be valid Unicode text (no unpaired UTF-16 surrogates such as \\ud800)';
 export const isUnicodeText = (s: string): boolean => !UNPAIRED_SURROGATE.test(s);
 
+/**
+ * JSON numbers are read as doubles: `1e400` becomes Infinity (stored as null), and integers beyond 2^53 - 1 lose
+ * digits. Such a payload is refused, not stored as something else.
+ */
+const NUMBER_MESSAGE = `holds a number JSON cannot carry exactly (beyond ±${Number.MAX_SAFE_INTEGER} or not finite); send it as a string`;
+
 /** Deepest nesting of arrays and objects a payload may have (deeper JSON overflows the stack of whoever walks it). */
 export const MAX_PAYLOAD_DEPTH = 100;
 
@@ -31,6 +42,10 @@ function payloadProblem(payload: unknown): string | null {
   const stack: [unknown, number][] = [[payload, 0]];
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!;
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value) || Math.abs(value) > Number.MAX_SAFE_INTEGER) return NUMBER_MESSAGE;
+      continue;
+    }
     if (typeof value === 'string') {
       if (value.includes('\u0000')) return `strings and keys ${NUL_MESSAGE}`;
       if (!isUnicodeText(value)) return `strings and keys ${SURROGATE_MESSAGE}`;
@@ -95,11 +110,14 @@ export const JobCreate = z
     name: z
       .string()
       .trim()
+      // One spelling per name: a composed and a decomposed "é" are the same name (and the same unique key).
+      .overwrite((name) => name.normalize('NFC'))
       .min(1)
       .max(200)
       .regex(NO_CONTROL_CHARS, 'must not contain control characters')
+      .regex(NO_INVISIBLE_CHARS, 'must not contain invisible formatting characters (bidi controls, zero-width characters, line separators)')
       .refine(isUnicodeText, SURROGATE_MESSAGE)
-      .openapi({ example: 'nightly-report', description: 'Unique among live jobs; trimmed.' }),
+      .openapi({ example: 'nightly-report', description: 'Unique among live jobs; trimmed and NFC-normalised; no control or invisible formatting characters.' }),
     cron_expr: z
       .string()
       .max(1000)
@@ -109,7 +127,8 @@ export const JobCreate = z
     run_at: z.iso
       .datetime({ offset: true })
       .nullish()
-      .openapi({ description: 'One-off run time (ISO 8601 instant). Mutually exclusive with cron_expr; neither: manual-only.' }),
+      .openapi({ description: 'One-off run time (ISO 8601 instant). Mutually exclusive with cron_expr; neither: manual-only. More than 5 s in the past: 400 unless allow_past.' }),
+    allow_past: z.boolean().default(false).openapi({ description: 'Accept a run_at in the past (the job then runs once, right away). Not stored.' }),
     command: z
       .string()
       .min(1)
