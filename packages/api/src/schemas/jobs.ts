@@ -109,13 +109,14 @@ export const JobCreate = z
   .strictObject({
     name: z
       .string()
+      // Before trimming, which would silently drop a leading U+FEFF.
+      .regex(NO_INVISIBLE_CHARS, 'must not contain invisible formatting characters (bidi controls, zero-width characters, line separators)')
       .trim()
       // One spelling per name: a composed and a decomposed "é" are the same name (and the same unique key).
       .overwrite((name) => name.normalize('NFC'))
       .min(1)
       .max(200)
       .regex(NO_CONTROL_CHARS, 'must not contain control characters')
-      .regex(NO_INVISIBLE_CHARS, 'must not contain invisible formatting characters (bidi controls, zero-width characters, line separators)')
       .refine(isUnicodeText, SURROGATE_MESSAGE)
       .openapi({ example: 'nightly-report', description: 'Unique among live jobs; trimmed and NFC-normalised; no control or invisible formatting characters.' }),
     cron_expr: z
