@@ -61,7 +61,9 @@ export async function bundleEntry(entry: { name: string; entry: string }, option
   });
   // As the container image does (infra/worker.Dockerfile): the command supervisor ships beside the bundle.
   const supervisor = join(ROOT, 'packages/runner/bin/jobs-supervise');
-  if (existsSync(supervisor)) copyFileSync(supervisor, join(options.outdir, 'jobs-supervise'));
+  const beside = join(options.outdir, 'jobs-supervise');
+  // Once per directory: copying over a binary another test is running fails (ETXTBSY).
+  if (existsSync(supervisor) && !existsSync(beside)) copyFileSync(supervisor, beside);
   return {
     name: entry.name,
     file,

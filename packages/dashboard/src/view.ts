@@ -1,7 +1,7 @@
 /** @module dashboard/view — what every dashboard handler receives: the request, the app's dependencies, the viewer. */
 import type { CommandDeps } from '@jobs/core';
 import type { Context } from 'hono';
-import type { ApiDeps } from '../deps';
+import type { ApiDeps } from '@jobs/api';
 import type { Flash } from './flash';
 
 /** What a page needs to know about the request and the viewer. */

@@ -1,6 +1,6 @@
 /** @module dashboard/pages/executions — `/executions`: every attempt, newest first, filtered by status and job (live). */
 import { EXECUTION_STATUSES, type ExecutionStatus } from '@jobs/core';
-import { keysetPage } from '../../pagination';
+import { keysetPage } from '@jobs/api';
 import { idParam, jobNames } from '../lookups';
 import { renderLive } from '../render';
 import { ExecutionRow, Pager, Table, executionHeaders } from '../ui/components';

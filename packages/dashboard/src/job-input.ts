@@ -4,9 +4,7 @@
  * Also the schedule preview, from the scheduler's own cron code.
  */
 import { isValidTimeZone, nextFireTimes, parseCron, type JobSpec } from '@jobs/core';
-import { ApiError, zodDetails, type ErrorDetail } from '../errors';
-import { JobCreate } from '../schemas/jobs';
-import { toJobSpec } from '../serializers';
+import { ApiError, JobCreate, toJobSpec, zodDetails, type ErrorDetail } from '@jobs/api';
 
 /** The form's fields, as strings, exactly as typed (re-rendered as is after an error). */
 export const JOB_FIELDS = [

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context as LambdaContext } from 'aws-lambda';
 import type { LambdaEvent } from 'hono/aws-lambda';
 import { createTestEnv, type TestEnv } from '../support/env';
-import { httpApiEvent } from './apigw-event';
+import { httpApiEvent } from '../api/apigw-event';
 
 const KEY = 'lambda-dashboard-key-3c9d';
 let env: TestEnv;

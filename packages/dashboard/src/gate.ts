@@ -10,8 +10,7 @@
  * site must not be able to create a job that runs a command on this machine).
  */
 import type { Context } from 'hono';
-import type { ApiDeps } from '../deps';
-import { ApiError } from '../errors';
+import { ApiError, type ApiDeps } from '@jobs/api';
 import { readCookie, writeCookie } from './cookies';
 import { takeFlash } from './flash';
 import { isFragment } from './render';

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { nextFireTimes, parseCron } from '@jobs/core';
 import { formClient, unescapeHtml, type FormClient } from '../browser/form-client';
-import { apiHarness, type Harness } from './harness';
+import { apiHarness, type Harness } from '../api/harness';
 
 let h: Harness;
 let b: FormClient;

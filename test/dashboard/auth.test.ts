@@ -4,10 +4,10 @@
  * of their session, and the API key never comes back in a page, a URL, a cookie or a log line.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DASHBOARD_ROUTES } from '../../packages/api/src/dashboard';
-import { mintSession, sessionKeys, SESSION_TTL_MS } from '../../packages/api/src/dashboard/session';
+import { DASHBOARD_ROUTES } from '@jobs/dashboard';
+import { mintSession, sessionKeys, SESSION_TTL_MS } from '../../packages/dashboard/src/session';
 import { formClient } from '../browser/form-client';
-import { apiHarness, type Harness } from './harness';
+import { apiHarness, type Harness } from '../api/harness';
 
 const KEY = 'dash-k3y-0ne-7f3a9c';
 const OTHER_KEY = 'second-key-b81e';

@@ -1,6 +1,6 @@
 /** @module dashboard/pages/jobs — `/jobs`: every live job with its schedule, next and last run, last outcome, actions. */
 import type { FC } from 'hono/jsx';
-import { keysetPage } from '../../pagination';
+import { keysetPage } from '@jobs/api';
 import { renderLive } from '../render';
 import { Cell, JobActions, Pager, Schedule, Status, Table, When } from '../ui/components';
 import { PageHeader } from '../ui/layout';

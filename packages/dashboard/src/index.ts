@@ -6,8 +6,7 @@
  */
 import type { CommandDeps } from '@jobs/core';
 import type { Hono } from 'hono';
-import type { ApiDeps, ApiEnv } from '../deps';
-import { toApiError } from '../errors';
+import { toApiError, type ApiDeps, type ApiEnv } from '@jobs/api';
 import { admit } from './gate';
 import { renderError } from './render';
 import { DASHBOARD_ROUTES } from './routes';

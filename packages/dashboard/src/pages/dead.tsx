@@ -2,7 +2,7 @@
  * @module dashboard/pages/dead — `/dead`: executions that used up their retries; replay one, or many at once
  * (checkboxes and one button; "select all" appears with JS). Not live: a refresh would clear the selection.
  */
-import { keysetPage } from '../../pagination';
+import { keysetPage } from '@jobs/api';
 import { idParam, jobNames } from '../lookups';
 import { renderPage } from '../render';
 import { Cell, CsrfField, JobName, OutcomeExcerpt, Pager, Table, When } from '../ui/components';
