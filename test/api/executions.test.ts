@@ -169,3 +169,64 @@ describe('POST /api/v1/executions/:id/replay', () => {
     expect(errorOf(res).message).toContain('deleted job');
   });
 });
+
+describe('one replay per dead or failed execution', () => {
+  it('marks the replayed execution with a link to its replay; a second replay is 409 unless forced', async () => {
+    await e.worker();
+    const { execution } = await runToStatus({ command: 'exit 3', max_retries: 0 }, 'dead');
+    const first = await h.call('POST', `/api/v1/executions/${execution.id}/replay`);
+    expect(first.status).toBe(201);
+    expect((await h.call('GET', `/api/v1/executions/${execution.id}`)).body).toMatchObject({ status: 'dead', replayed_by: first.body.id });
+    expect(first.body.replayed_by).toBeNull();
+
+    const second = await h.call('POST', `/api/v1/executions/${execution.id}/replay`);
+    expect(second.status).toBe(409);
+    expect(errorOf(second)).toEqual({ code: 'already_replayed', message: expect.stringContaining(`as execution ${first.body.id}; send {"force": true}`) });
+    expect((await h.call('POST', `/api/v1/executions/${execution.id}/replay`, { body: { force: 'yes' } })).status).toBe(400);
+    expect((await h.call('POST', `/api/v1/executions/${execution.id}/replay`, { body: { forse: true } })).status).toBe(400);
+
+    const forced = await h.call('POST', `/api/v1/executions/${execution.id}/replay`, { body: { force: true } });
+    expect(forced.status).toBe(201);
+    expect((await h.call('GET', `/api/v1/executions/${execution.id}`)).body.replayed_by).toBe(forced.body.id);
+  });
+
+  it('makes one chain out of ten concurrent replays', async () => {
+    await e.worker();
+    const { execution } = await runToStatus({ command: 'exit 3', max_retries: 0 }, 'dead');
+    await e.stopAll();
+    const answers = await Promise.all(Array.from({ length: 10 }, () => h.call('POST', `/api/v1/executions/${execution.id}/replay`)));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, ...Array(9).fill(409)]);
+    const created = answers.find((a) => a.status === 201)!.body.id;
+    for (const a of answers.filter((a) => a.status === 409)) expect(errorOf(a).message).toContain(`as execution ${created}`);
+    const { rows } = await h.env.pool.query(`SELECT id::text FROM executions WHERE retry_of = $1 AND trigger = 'replay'`, [execution.id]);
+    expect(rows).toEqual([{ id: created }]);
+  });
+});
+
+describe('Idempotency-Key with another payload', () => {
+  it('answers 422 idempotency_mismatch, and 200 for the same payload however it is spelled', async () => {
+    const job = await h.createJob();
+    const trigger = (body: unknown, key = 'deploy-42') =>
+      h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { body, headers: { 'Idempotency-Key': key } });
+    const first = await trigger({ payload: { to: 'ops', n: 1 } });
+    expect(first.status).toBe(201);
+    const again = await trigger({ payload: { n: 1.0, to: 'ops' } });
+    expect(again.status).toBe(200);
+    expect(again.body.id).toBe(first.body.id);
+    for (const other of [{ payload: { to: 'dev', n: 1 } }, {}, { payload: null }, { payload: [1] }]) {
+      const res = await trigger(other);
+      expect(res.status, JSON.stringify(other)).toBe(422);
+      expect(errorOf(res)).toEqual({ code: 'idempotency_mismatch', message: expect.stringContaining(`execution ${first.body.id}`) });
+    }
+    // No payload and null are the same run.
+    expect((await trigger({}, 'k2')).status).toBe(201);
+    expect((await trigger({ payload: null }, 'k2')).status).toBe(200);
+    // Concurrent repeats with different payloads: one run, each other caller told which.
+    const racing = await Promise.all(Array.from({ length: 8 }, (_, i) => trigger({ payload: { i: i % 2 } }, 'k3')));
+    expect(racing.filter((r) => r.status === 201)).toHaveLength(1);
+    expect(racing.every((r) => [200, 201, 422].includes(r.status))).toBe(true);
+    const { rows } = await h.env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE idempotency_key = 'k3'`);
+    expect(rows[0].n).toBe(1);
+  });
+});
+

@@ -2,7 +2,7 @@
  * @module errors — the one JSON error shape, and the mapping from core errors, validation failures and Hono's
  * HTTP exceptions to it. Anything unexpected becomes a 500 that is logged but never shown to the caller.
  */
-import { clip, ConflictError, InvalidInputError, NotFoundError, type Logger } from '@jobs/core';
+import { clip, ConflictError, IdempotencyMismatchError, InvalidInputError, NotFoundError, type Logger } from '@jobs/core';
 import type { Context, ErrorHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -86,6 +86,7 @@ export function toApiError(error: unknown): ApiError | null {
   if (error instanceof ApiError) return error;
   if (error instanceof NotFoundError) return new ApiError(404, 'not_found', error.message);
   if (error instanceof ConflictError) return new ApiError(409, 'conflict', error.message);
+  if (error instanceof IdempotencyMismatchError) return new ApiError(422, 'idempotency_mismatch', error.message);
   if (error instanceof InvalidInputError) {
     return validationFailed([{ path: error.field ?? 'body', message: error.message }]);
   }

@@ -66,6 +66,7 @@ export function executionJson(e: Execution): ExecutionJson {
     exit_code: e.exitCode,
     output: e.output,
     error: e.error,
+    replayed_by: e.replayedBy,
   };
 }
 

@@ -2,7 +2,7 @@
  * @module commands — what users ask for (create, trigger, cancel, replay, pause, resume, delete), against ports.
  * Each writes PostgreSQL first, then tells Redis; a failed Redis call is repaired by the reconciler.
  */
-import { InvalidInputError, NotFoundError } from './errors';
+import { IdempotencyMismatchError, InvalidInputError, NotFoundError } from './errors';
 import type { Clock, CreatedExecution, Logger, TransitionSink } from './ports';
 import { firstRunAt } from './schedule';
 import { createdTransition, transition } from './transitions';
@@ -30,9 +30,11 @@ export interface CommandStore {
   jobDelete(id: string): Promise<{ cancelled: ChangedExecution[] } | null>;
   /** Inserts a manual run; with an idempotency key, returns the earlier execution for a repeated key. */
   /** `record` is the whole row as inserted (or found), so callers need not read it again. */
-  executionTrigger(input: { jobId: string; payload: unknown; idempotencyKey: string | null }): Promise<{ execution: CreatedExecution; record: Execution; created: boolean } | null>;
+  /** `samePayload`: for a repeated key, whether the earlier call sent the same payload. */
+  executionTrigger(input: { jobId: string; payload: unknown; idempotencyKey: string | null }): Promise<{ execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null>;
   executionCancel(id: string): Promise<{ changed: ChangedExecution | null; status: ExecutionStatus } | null>;
-  executionReplay(id: string): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus } | null>;
+  /** Replays once (unless `force`); `replayedBy` is the replay the row already had before this call. */
+  executionReplay(id: string, options?: { force?: boolean }): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus; replayedBy: string | null } | null>;
 }
 
 export interface CommandQueue {
@@ -85,6 +87,7 @@ export async function triggerJob(
     idempotencyKey: input.idempotencyKey ?? null,
   });
   if (!result) throw new NotFoundError('job', input.jobId);
+  if (!result.created && result.samePayload === false) throw new IdempotencyMismatchError(result.record.id);
   if (result.created) {
     deps.sink.emit([createdTransition(result.execution, deps.clock.now())]);
     await pushOrLog(deps, [result.execution]);
@@ -100,12 +103,16 @@ export async function cancelExecution(deps: CommandDeps, id: string): Promise<{ 
   return { cancelled: result.changed !== null, status: result.status };
 }
 
-/** Re-runs a dead or failed execution as a new attempt chain. Null execution: it was not dead or failed. */
+/**
+ * Re-runs a dead or failed execution as a new attempt chain, once. Null execution: it was not dead or failed, or it
+ * was replayed before (`replayedBy`) and `force` was not given.
+ */
 export async function replayExecution(
   deps: CommandDeps,
   id: string,
-): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus }> {
-  const result = await deps.store.executionReplay(id);
+  options: { force?: boolean } = {},
+): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus; replayedBy: string | null }> {
+  const result = await deps.store.executionReplay(id, options);
   if (!result) throw new NotFoundError('execution', id);
   if (result.execution) {
     deps.sink.emit([createdTransition(result.execution, deps.clock.now())]);

@@ -12,6 +12,14 @@ export class ConflictError extends Error {
   override readonly name = 'ConflictError';
 }
 
+/** An Idempotency-Key used again with another payload: the earlier call's execution is not this call's. */
+export class IdempotencyMismatchError extends Error {
+  override readonly name = 'IdempotencyMismatchError';
+  constructor(readonly executionId: string) {
+    super(`this Idempotency-Key was used for execution ${executionId} with another payload; use a new key for a different run`);
+  }
+}
+
 export class InvalidInputError extends Error {
   override readonly name = 'InvalidInputError';
   constructor(message: string, readonly field?: string) {

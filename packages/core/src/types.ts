@@ -89,6 +89,8 @@ export interface Execution {
   output: string | null;
   error: string | null;
   durationMs: number | null;
+  /** The execution a replay of this one created (the latest, after a forced replay); null: never replayed. */
+  replayedBy: string | null;
 }
 
 export type WorkerKind = 'lambda' | 'container' | 'local';

@@ -12,7 +12,7 @@ import { CREATED_COLUMNS, EXECUTION_COLUMNS, toCancelled, toCreated, toExecution
 export async function executionTrigger(
   pool: pg.Pool,
   input: { jobId: string; payload: unknown; idempotencyKey: string | null },
-): Promise<{ execution: CreatedExecution; record: Execution; created: boolean } | null> {
+): Promise<{ execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null> {
   if (!isId(input.jobId)) return null;
   const payload = input.payload === null || input.payload === undefined ? null : JSON.stringify(input.payload);
   const { rows } = await pool.query({
@@ -24,21 +24,25 @@ export async function executionTrigger(
     values: [input.jobId, payload, input.idempotencyKey],
   });
   if (rows[0]) return { execution: toCreated(rows[0]), record: toExecution(rows[0]), created: true };
-  return input.idempotencyKey === null ? null : executionByIdempotencyKey(pool, input.jobId, input.idempotencyKey);
+  return input.idempotencyKey === null ? null : executionByIdempotencyKey(pool, { ...input, idempotencyKey: input.idempotencyKey });
 }
 
-/** The execution an earlier trigger with this idempotency key created (null: none). */
+/**
+ * The execution an earlier trigger with this idempotency key created (null: none), and whether it was given the same
+ * payload: jsonb equality, so key order and number spelling (1.0, 1) do not count as a difference.
+ */
 export async function executionByIdempotencyKey(
   pool: pg.Pool,
-  jobId: string,
-  idempotencyKey: string,
-): Promise<{ execution: CreatedExecution; record: Execution; created: false } | null> {
-  const { rows } = await pool.query(`SELECT ${EXECUTION_COLUMNS} FROM executions WHERE job_id = $1 AND idempotency_key = $2`, [
-    jobId,
-    idempotencyKey,
-  ]);
+  input: { jobId: string; idempotencyKey: string; payload: unknown },
+): Promise<{ execution: CreatedExecution; record: Execution; created: false; samePayload: boolean } | null> {
+  const payload = input.payload === null || input.payload === undefined ? null : JSON.stringify(input.payload);
+  const { rows } = await pool.query(
+    `SELECT ${EXECUTION_COLUMNS}, payload IS NOT DISTINCT FROM $3::jsonb AS same_payload
+     FROM executions WHERE job_id = $1 AND idempotency_key = $2`,
+    [input.jobId, input.idempotencyKey, payload],
+  );
   const row = rows[0];
-  return row ? { execution: toCreated(row), record: toExecution(row), created: false } : null;
+  return row ? { execution: toCreated(row), record: toExecution(row), created: false, samePayload: row.same_payload } : null;
 }
 
 /** Many manual runs of one job in one statement (bulk enqueue). */
@@ -81,26 +85,35 @@ export async function executionCancel(
   return { status: 'cancelled', changed: toCancelled(r) };
 }
 
-/** A dead or failed execution re-run as a new attempt chain (attempt 1, a fresh retry budget). */
+/**
+ * A dead or failed execution re-run as a new attempt chain (attempt 1, a fresh retry budget), once: the replayed row
+ * records the replay, and a second replay creates nothing unless `force`. The source row is locked first, so a
+ * concurrent replay waits, then sees `replayed_by` set (READ COMMITTED re-reads a row it waited for) and creates
+ * nothing: concurrent replays make one chain. `replayedBy` is the row's replay before this call.
+ */
 export async function executionReplay(
   pool: pg.Pool,
   id: string,
-): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus } | null> {
+  options: { force?: boolean } = {},
+): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus; replayedBy: string | null } | null> {
   if (!isId(id)) return null;
   const { rows } = await pool.query(
     `WITH source AS (
-       SELECT e.id, e.job_id, e.status, e.lane, e.priority, e.payload FROM executions e
+       SELECT e.id, e.job_id, e.status, e.lane, e.priority, e.payload, e.replayed_by FROM executions e
        JOIN jobs j ON j.id = e.job_id AND j.deleted_at IS NULL WHERE e.id = $1
+       FOR UPDATE OF e
      ),
      created AS (
        INSERT INTO executions (job_id, retry_of, attempt, trigger, status, lane, priority, scheduled_for, payload)
-       SELECT job_id, id, 1, 'replay', 'queued', lane, priority, now(), payload FROM source WHERE status IN ('dead', 'failed')
+       SELECT job_id, id, 1, 'replay', 'queued', lane, priority, now(), payload FROM source
+       WHERE status IN ('dead', 'failed') AND (replayed_by IS NULL OR $2)
        RETURNING ${CREATED_COLUMNS}
-     )
-     SELECT s.status AS source_status, c.* FROM source s LEFT JOIN created c ON true`,
-    [id],
+     ),
+     marked AS (UPDATE executions e SET replayed_by = c.id FROM created c WHERE e.id = $1 RETURNING e.id)
+     SELECT s.status AS source_status, s.replayed_by AS source_replayed_by, c.* FROM source s LEFT JOIN created c ON true`,
+    [id, options.force === true],
   );
   const r = rows[0];
   if (!r) return null;
-  return { status: r.source_status, execution: r.id ? toCreated(r) : null };
+  return { status: r.source_status, replayedBy: r.source_replayed_by ?? null, execution: r.id ? toCreated(r) : null };
 }

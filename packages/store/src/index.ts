@@ -49,7 +49,7 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     executionTrigger: (input: Parameters<typeof commands.executionTrigger>[1]) => triggers.trigger(input),
     executionsEnqueueMany: (input: Parameters<typeof commands.executionsEnqueueMany>[1]) => commands.executionsEnqueueMany(pool, input),
     executionCancel: (id: string) => commands.executionCancel(pool, id),
-    executionReplay: (id: string) => commands.executionReplay(pool, id),
+    executionReplay: (id: string, options?: { force?: boolean }) => commands.executionReplay(pool, id, options),
     executionGet: (id: string) => reads.executionGet(pool, id),
     executionList: (filter: reads.ExecutionListFilter) => reads.executionList(pool, filter),
     executionStats: () => reads.executionStats(pool),

@@ -36,7 +36,7 @@ export function toJob(r: any): Job {
 
 export const EXECUTION_COLUMNS = `id, job_id, scheduled_for, attempt, coalesce(root_id, id) AS root_id, retry_of, trigger,
   status, lane, priority, payload, worker_id, lease_expires_at, queued_at, started_at, finished_at, exit_code, output,
-  error, duration_ms`;
+  error, duration_ms, replayed_by`;
 
 export function toExecution(r: any): Execution {
   return {
@@ -60,6 +60,7 @@ export function toExecution(r: any): Execution {
     output: r.output,
     error: r.error,
     durationMs: r.duration_ms,
+    replayedBy: r.replayed_by ?? null,
   };
 }
 

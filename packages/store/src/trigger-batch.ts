@@ -21,7 +21,7 @@ export interface TriggerInput {
   payload: unknown;
   idempotencyKey: string | null;
 }
-export type TriggerResult = { execution: CreatedExecution; record: Execution; created: boolean } | null;
+export type TriggerResult = { execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null;
 
 interface Waiting {
   input: TriggerInput;
@@ -102,8 +102,8 @@ export function createTriggerBatcher(pool: pg.Pool, options: { maxInFlight?: num
         const row = byOrd.get(ord);
         if (row) return settle(w, Promise.resolve({ execution: toCreated(row), record: toExecution(row), created: true }));
         // No row: the job is missing or deleted, or the key was used before (by an earlier trigger or this batch).
-        const { jobId, idempotencyKey } = w.input;
-        return settle(w, idempotencyKey === null ? Promise.resolve(null) : executionByIdempotencyKey(pool, jobId, idempotencyKey));
+        const { jobId, idempotencyKey, payload } = w.input;
+        return settle(w, idempotencyKey === null ? Promise.resolve(null) : executionByIdempotencyKey(pool, { jobId, idempotencyKey, payload }));
       }),
     );
   }

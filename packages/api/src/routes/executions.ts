@@ -5,7 +5,8 @@ import type { ApiDeps, ApiEnv } from '../deps';
 import { ApiError } from '../errors';
 import { keysetPage } from '../pagination';
 import { IdParams, PageQuery, conflictResponse, errorResponses, json, notFoundResponse, pageSchema } from '../schemas/common';
-import { Execution, ExecutionListQuery } from '../schemas/executions';
+import { Execution, ExecutionListQuery, ReplayBody } from '../schemas/executions';
+import { emptyBodyIsEmptyObject, jsonBody } from './bodies';
 import { executionJson } from '../serializers';
 
 const tags = ['executions'];
@@ -75,26 +76,35 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, command
       method: 'post',
       path: '/executions/{id}/replay',
       tags,
-      summary: 'Replay a dead or failed execution as a new attempt chain',
-      request: { params: IdParams },
+      summary: 'Replay a dead or failed execution as a new attempt chain (once, unless force)',
+      middleware: [emptyBodyIsEmptyObject] as const,
+      request: { params: IdParams, body: jsonBody(ReplayBody, false) },
       responses: {
         201: json(Execution, 'The new execution'),
         ...errorResponses,
         404: notFoundResponse,
-        409: { ...conflictResponse, description: 'The execution is not dead or failed, or its job was deleted' },
+        409: { ...conflictResponse, description: 'The execution is not dead or failed, was replayed already (without force), or its job was deleted' },
       },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
+      const { force } = c.req.valid('json');
       let result: Awaited<ReturnType<typeof replayExecution>>;
       try {
-        result = await replayExecution(commands, id);
+        result = await replayExecution(commands, id, { force });
       } catch (error) {
         // The store cannot replay an execution of a deleted job and reports it as unknown; say why instead.
         if (error instanceof NotFoundError && (await deps.store.executionGet(id))) {
           throw new ApiError(409, 'conflict', `execution ${id} belongs to a deleted job and cannot be replayed`);
         }
         throw error;
+      }
+      if (!result.execution && result.replayedBy !== null && (result.status === 'dead' || result.status === 'failed')) {
+        throw new ApiError(
+          409,
+          'already_replayed',
+          `execution ${id} was replayed already, as execution ${result.replayedBy}; send {"force": true} to replay it again`,
+        );
       }
       if (!result.execution) {
         throw new ApiError(409, 'conflict', `execution ${id} is ${result.status}; only dead or failed executions can be replayed`);

@@ -1,9 +1,9 @@
 /** @module routes/jobs — create, list, read, delete, trigger, pause and resume jobs; a job's executions. */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { createJob, deleteJob, NotFoundError, pauseJob, resumeJob, triggerJob, type CommandDeps } from '@jobs/core';
-import type { MiddlewareHandler } from 'hono';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { keysetPage } from '../pagination';
+import { emptyBodyIsEmptyObject, jsonBody } from './bodies';
 import {
   IdParams,
   PageQuery,
@@ -21,21 +21,6 @@ import { executionJson, jobJson, toJobSpec } from '../serializers';
 const tags = ['jobs'];
 const JobPage = pageSchema(Job, 'JobPage');
 const ExecutionPage = pageSchema(Execution, 'ExecutionPage');
-const jsonBody = <T extends z.ZodType>(schema: T, required: boolean) => ({
-  required,
-  content: { 'application/json': { schema } },
-});
-
-/** An empty body with a JSON Content-Type counts as `{}` (curl -X POST -H 'Content-Type: application/json'). */
-const emptyBodyIsEmptyObject: MiddlewareHandler = async (c, next) => {
-  const type = c.req.header('content-type') ?? '';
-  if (/^application\/json\b/i.test(type)) {
-    // Read once into Hono's body cache (the validator's json() parses the cached text), never clone the request.
-    const text = await c.req.text();
-    if (text.trim() === '') (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve('{}');
-  }
-  await next();
-};
 
 export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: CommandDeps): void {
   app.openapi(

@@ -26,6 +26,7 @@ export const Execution = z
     exit_code: z.number().int().nullable(),
     output: z.string().nullable().openapi({ description: 'Captured stdout and stderr (capped).' }),
     error: z.string().nullable(),
+    replayed_by: z.string().nullable().openapi({ description: 'The execution a replay of this one created; null: never replayed.' }),
   })
   .openapi('Execution');
 
@@ -46,6 +47,12 @@ export const TriggerBody = z
   })
   .superRefine((body, ctx) => checkPayload(ctx, body.payload))
   .openapi('TriggerBody');
+
+export const ReplayBody = z
+  .strictObject({
+    force: z.boolean().default(false).openapi({ description: 'Replay again although this execution was replayed before.' }),
+  })
+  .openapi('ReplayBody');
 
 export const IdempotencyHeaders = z.object({
   'Idempotency-Key': z
