@@ -286,7 +286,7 @@ describe('actions', () => {
 
   it('replays one dead execution from its page, and many from the dead-letter page', async () => {
     const job = await h.createJob({ max_retries: 0 });
-    const ids = [await trigger(job.id), await trigger(job.id), await trigger(job.id)];
+    const ids = [await trigger(job.id), await trigger(job.id), await trigger(job.id), await trigger(job.id)];
     for (const id of ids) await finish(id, 'dead', { error: 'exit code 1', output: `boom ${id}\n` });
     const alive = await trigger(job.id);
     const token = await b.csrf();
@@ -297,6 +297,16 @@ describe('actions', () => {
     const replayPage = (await b.request('GET', `/executions/${replayId}`)).text;
     expect(replayPage).toContain('Replayed as a new attempt chain.');
     expect(replayPage).toContain(`(replays #${ids[0]})`);
+    // The replayed execution says so, with a link to its replay; a second replay needs the explicit "Replay again".
+    const replayedPage = (await b.request('GET', `/executions/${ids[0]}`)).text;
+    expect(replayedPage).toContain(`Replayed as <a href="/executions/${replayId}">execution #${replayId}</a>`);
+    expect(replayedPage).toContain('Replay again');
+    expect(replayedPage).toContain('name="force" value="1"');
+    const twice = await b.request('POST', `/executions/${ids[0]}/replay`, { form: { _csrf: token } });
+    expect(twice.headers.get('location')).toBe(`/executions/${ids[0]}`);
+    const refusedPage = (await b.request('GET', `/executions/${ids[0]}`)).text;
+    expect(refusedPage).toContain(`Execution #${ids[0]} was replayed already`);
+    expect(refusedPage).toContain(`href="/executions/${replayId}"`);
 
     const dead = (await b.request('GET', '/dead')).text;
     for (const id of ids) expect(dead).toContain(`aria-label="Select execution ${id}"`);
@@ -306,13 +316,21 @@ describe('actions', () => {
     expect((await b.request('GET', '/dead')).text).toContain('Replayed 2 executions. 1 execution could not be replayed');
     const replays = (await h.call('GET', `/api/v1/jobs/${job.id}/executions?status=queued`)).body.data.filter((e: any) => e.trigger === 'replay');
     expect(replays.map((e: any) => e.retry_of).sort()).toEqual([ids[0], ids[1], ids[2]].sort());
+    const deadAfter = (await b.request('GET', '/dead')).text;
+    expect(deadAfter).toContain(`replayed as <a href="/executions/`);
+    expect(deadAfter).toContain(`aria-label="Replay execution ${ids[3]}"`);
+    expect(deadAfter).not.toContain(`aria-label="Replay execution ${ids[1]}"`);
 
-    // One row's own button replays that row only, whatever is checked.
-    const only = await b.request('POST', '/dead/replay', { form: { _csrf: token, only: ids[2]!, ids: [ids[0]!, ids[1]!] } });
+    // One row's own button replays that row only, whatever is checked (the checked ones are replayed already).
+    const only = await b.request('POST', '/dead/replay', { form: { _csrf: token, only: ids[3]!, ids: [ids[0]!, ids[1]!] } });
     expect(only.status).toBe(303);
     const after = (await h.call('GET', `/api/v1/jobs/${job.id}/executions`)).body.data.filter((e: any) => e.trigger === 'replay');
-    expect(after.filter((e: any) => e.retry_of === ids[2])).toHaveLength(2);
+    expect(after.filter((e: any) => e.retry_of === ids[3])).toHaveLength(1);
     expect(after.filter((e: any) => e.retry_of === ids[0])).toHaveLength(1);
+    // "Replay again" (force) from the execution's page starts a second chain.
+    await b.request('POST', `/executions/${ids[0]}/replay`, { form: { _csrf: token, force: '1' } });
+    const forced = (await h.call('GET', `/api/v1/jobs/${job.id}/executions`)).body.data.filter((e: any) => e.trigger === 'replay' && e.retry_of === ids[0]);
+    expect(forced).toHaveLength(2);
 
     const none = await b.request('POST', '/dead/replay', { form: { _csrf: token } });
     expect(none.status).toBe(303);

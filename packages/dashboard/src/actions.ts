@@ -45,12 +45,17 @@ export async function cancelAction(r: DashRequest): Promise<Response> {
   return back(r, `/executions/${id}`);
 }
 
-type ReplayOutcome = { ok: true; newId: string } | { ok: false; reason: 'refused' | 'deleted'; status: string };
+type ReplayOutcome =
+  | { ok: true; newId: string }
+  | { ok: false; reason: 'refused' | 'deleted'; status: string }
+  | { ok: false; reason: 'replayed'; replayedBy: string };
 
-async function replayOne(r: DashRequest, id: string): Promise<ReplayOutcome> {
+async function replayOne(r: DashRequest, id: string, force = false): Promise<ReplayOutcome> {
   try {
-    const result = await replayExecution(r.commands, id);
-    return result.execution ? { ok: true, newId: result.execution.id } : { ok: false, reason: 'refused', status: result.status };
+    const result = await replayExecution(r.commands, id, { force });
+    if (result.execution) return { ok: true, newId: result.execution.id };
+    if (result.replayedBy !== null && (result.status === 'dead' || result.status === 'failed')) return { ok: false, reason: 'replayed', replayedBy: result.replayedBy };
+    return { ok: false, reason: 'refused', status: result.status };
   } catch (error) {
     // The store cannot replay an execution of a deleted job and reports it as unknown (as in the REST route).
     if (error instanceof NotFoundError && (await r.deps.store.executionGet(id))) return { ok: false, reason: 'deleted', status: 'dead' };
@@ -60,12 +65,14 @@ async function replayOne(r: DashRequest, id: string): Promise<ReplayOutcome> {
 
 export async function replayAction(r: DashRequest): Promise<Response> {
   const id = param(r);
-  const outcome = await replayOne(r, id);
+  // "Replay again" on a replayed execution's page posts force=1: one click there is the explicit second replay.
+  const outcome = await replayOne(r, id, r.form.get('force') === '1');
   if (outcome.ok) {
     setFlash(r.c, 'replayed', outcome.newId);
     return r.c.redirect(`/executions/${outcome.newId}`, 303);
   }
-  if (outcome.reason === 'deleted') setFlash(r.c, 'replay-deleted', id);
+  if (outcome.reason === 'replayed') setFlash(r.c, 'replay-already', id, outcome.replayedBy);
+  else if (outcome.reason === 'deleted') setFlash(r.c, 'replay-deleted', id);
   else setFlash(r.c, 'replay-refused', id, outcome.status);
   return back(r, `/executions/${id}`);
 }

@@ -35,11 +35,19 @@ const MESSAGES = {
     id(e) ? { tone: 'ok', text: 'Replayed as a new attempt chain.', link: { href: `/executions/${e}`, label: `Execution #${e}` } } : null,
   'replay-refused': ([e, s]) =>
     id(e) ? { tone: 'error', text: `Execution #${e} is ${status(s)}; only dead or failed executions can be replayed.` } : null,
+  'replay-already': ([e, replay]) =>
+    id(e) && id(replay)
+      ? {
+          tone: 'error',
+          text: `Execution #${e} was replayed already; use "Replay again" on its page to start another chain.`,
+          link: { href: `/executions/${replay}`, label: `Execution #${replay}` },
+        }
+      : null,
   'replay-deleted': ([e]) => (id(e) ? { tone: 'error', text: `Execution #${e} belongs to a deleted job and cannot be replayed.` } : null),
   'replayed-many': ([done, refused]) => {
     const n = count(done);
     const r = count(refused);
-    const text = `Replayed ${plural(n, 'execution')}.${r > 0 ? ` ${plural(r, 'execution')} could not be replayed (no longer dead, or the job was deleted).` : ''}`;
+    const text = `Replayed ${plural(n, 'execution')}.${r > 0 ? ` ${plural(r, 'execution')} could not be replayed (replayed already, no longer dead, or the job was deleted).` : ''}`;
     return { tone: r > 0 && n === 0 ? 'error' : 'ok', text };
   },
   'replay-none': () => ({ tone: 'error', text: 'Select at least one execution to replay.' }),

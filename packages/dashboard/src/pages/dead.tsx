@@ -61,9 +61,15 @@ export async function deadPage(r: DashRequest): Promise<Response> {
                   <OutcomeExcerpt e={e} />
                 </Cell>
                 <Cell label="Replay">
-                  <button type="submit" class="btn btn-small" name="only" value={e.id} aria-label={`Replay execution ${e.id}`}>
-                    Replay
-                  </button>
+                  {e.replayedBy ? (
+                    <span>
+                      replayed as <a href={`/executions/${e.replayedBy}`}>#{e.replayedBy}</a>
+                    </span>
+                  ) : (
+                    <button type="submit" class="btn btn-small" name="only" value={e.id} aria-label={`Replay execution ${e.id}`}>
+                      Replay
+                    </button>
+                  )}
                 </Cell>
               </tr>
             ))}

@@ -53,6 +53,11 @@ const Chain: FC<{ chain: Execution[]; current: string; now: Date }> = ({ chain, 
       <li aria-current={e.id === current ? 'step' : undefined}>
         {e.id === current ? `#${e.id}` : <a href={`/executions/${e.id}`}>#{e.id}</a>} · attempt {e.attempt} · {e.trigger}
         {e.retryOf && <span class="muted">{` (${e.trigger === 'replay' ? 'replays' : 'retries'} #${e.retryOf})`}</span>} · <Status status={e.status} />{' '}
+        {e.replayedBy && (
+          <span class="muted">
+            · replayed as <a href={`/executions/${e.replayedBy}`}>#{e.replayedBy}</a>{' '}
+          </span>
+        )}
         <span class="muted">
           <When at={e.finishedAt ?? e.startedAt ?? e.queuedAt} now={now} />
         </span>
@@ -64,7 +69,12 @@ const Chain: FC<{ chain: Execution[]; current: string; now: Date }> = ({ chain, 
 const Actions: FC<{ e: Execution; view: View }> = ({ e, view }) => (
   <div class="button-row">
     {isLive(e) && <ActionButton view={view} action={`/executions/${e.id}/cancel`} label="Cancel execution" tone="danger" />}
-    {canReplay(e) && <ActionButton view={view} action={`/executions/${e.id}/replay`} label="Replay" tone="primary" />}
+    {canReplay(e) &&
+      (e.replayedBy ? (
+        <ActionButton view={view} action={`/executions/${e.id}/replay`} label="Replay again" fields={{ force: '1' }} />
+      ) : (
+        <ActionButton view={view} action={`/executions/${e.id}/replay`} label="Replay" tone="primary" />
+      ))}
   </div>
 );
 
@@ -93,6 +103,11 @@ export async function executionPage(r: DashRequest): Promise<Response> {
         <span>
           attempt {e.attempt} · <Duration ms={e.durationMs} />
         </span>
+        {e.replayedBy && (
+          <span class="replayed">
+            Replayed as <a href={`/executions/${e.replayedBy}`}>execution #{e.replayedBy}</a>
+          </span>
+        )}
         <Actions e={e} view={r.view} />
       </div>
       <div class="grid-2">

@@ -49,10 +49,15 @@ export const ActionButton: FC<{
   tone?: 'primary' | 'danger' | 'plain';
   small?: boolean;
   describedBy?: string;
-}> = ({ view, action, label, returnTo, tone = 'plain', small, describedBy }) => (
+  /** Hidden fields posted with the button. */
+  fields?: Record<string, string>;
+}> = ({ view, action, label, returnTo, tone = 'plain', small, describedBy, fields }) => (
   <form method="post" action={action} class="inline-form">
     <CsrfField view={view} />
     {returnTo && <input type="hidden" name="return_to" value={returnTo} />}
+    {Object.entries(fields ?? {}).map(([name, value]) => (
+      <input type="hidden" name={name} value={value} />
+    ))}
     <button type="submit" class={`btn btn-${tone}${small ? ' btn-small' : ''}`} aria-describedby={describedBy}>
       {label}
     </button>
