@@ -39,6 +39,8 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** Test only: shifts this process's host clock reading (the fault suite's skewed-clock processes). */
   clockOffsetMs: number;
+  /** Started by `npm start`, `npm run worker` or `npm run scheduler`: exit when npm (the parent) dies. */
+  exitWithParent: boolean;
 }
 
 export class ConfigError extends Error {
@@ -143,6 +145,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     handlersModule: text('HANDLERS_MODULE', '') || null,
     logLevel: oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
     clockOffsetMs: integer('CLOCK_OFFSET_MS', 0, -86_400_000, 86_400_000),
+    // npm's own variable: our process scripts exec node, so npm is the parent to outlive.
+    exitWithParent: ['start', 'worker', 'scheduler'].includes(env.npm_lifecycle_event ?? ''),
   };
   if (config.allowedHosts.length > 0 && config.apiKeys.length === 0) {
     problems.push('ALLOWED_HOSTS is set but API_KEYS is not: an API without keys answers loopback requests only; set API_KEYS to serve other hosts');

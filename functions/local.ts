@@ -50,7 +50,7 @@ async function main() {
     await loop.stop();
     logger.info({ event: 'local.stopped' });
     await ctx.close();
-  });
+  }, { exitWithParent: config.exitWithParent });
 }
 
 main().catch(exitOnStartError);

@@ -10,7 +10,7 @@ async function main() {
   onShutdownSignal(async () => {
     await loop.stop();
     await ctx.close();
-  });
+  }, { exitWithParent: ctx.config.exitWithParent });
 }
 
 main().catch(exitOnStartError);

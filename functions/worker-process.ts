@@ -13,7 +13,7 @@ async function main() {
     ctx.logger.info({ event: 'worker.shutdown', signal, worker_id: worker.worker.id, in_flight: worker.worker.inFlight });
     await worker.stop();
     await ctx.close();
-  });
+  }, { exitWithParent: ctx.config.exitWithParent });
 }
 
 main().catch(exitOnStartError);
