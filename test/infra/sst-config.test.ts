@@ -142,6 +142,9 @@ describe.each(scenarios)('$title', (scenario) => {
       expect(config.redisCluster, runtime.name).toBe(!scenario.dev);
     }
     expect(loadConfig(env(fn('ApiHandler')) as NodeJS.ProcessEnv).apiKeys.length).toBeGreaterThan(0);
+    // The API answers the API Gateway's own host name (and loopback ones only): DNS rebinding defence.
+    const apiUrl = resolve((instance('sst.aws.ApiGatewayV2', 'Api') as { url: unknown }).url) as string;
+    expect(loadConfig(env(fn('ApiHandler')) as NodeJS.ProcessEnv).allowedHosts).toEqual([new URL(apiUrl).hostname]);
   });
 
   it("routes the API gateway's $default route to the api function", () => {
