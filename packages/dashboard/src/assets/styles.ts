@@ -5,7 +5,7 @@
 export const STYLES = String.raw`
 :root {
   --bg: #f5f6f8; --surface: #ffffff; --fg: #1b2230; --muted: #586274; --border: #d5dae3; --accent: #1f4fbf;
-  --accent-fg: #ffffff; --focus: #9a5b00; --danger: #b42318; --ok: #1e8a45; --warn: #c27803; --bad: #c8322b;
+  --accent-fg: #ffffff; --focus: #9a5b00; --danger: #b42318; --danger-fg: #ffffff; --ok: #1e8a45; --warn: #c27803; --bad: #c8322b;
   --grid: #e6e9ef; --shadow: 0 1px 2px rgb(16 24 40 / 6%);
   --st-queued: #dbe7ff; --st-queued-fg: #1c3f94; --st-running: #d5f2f7; --st-running-fg: #0a5c6b;
   --st-retrying: #fff1cf; --st-retrying-fg: #7a4d00; --st-succeeded: #daf3e2; --st-succeeded-fg: #17602f;
@@ -16,7 +16,7 @@ export const STYLES = String.raw`
 @media (prefers-color-scheme: dark) {
   :root {
     --bg: #0e131c; --surface: #161d2a; --fg: #e5e9f0; --muted: #a1abbd; --border: #2c3648; --accent: #86a8ff;
-    --accent-fg: #0e131c; --focus: #f5a300; --danger: #ff8a80; --ok: #4cc27a; --warn: #f0b429; --bad: #ff6b61; --grid: #263043;
+    --accent-fg: #0e131c; --focus: #f5a300; --danger: #ff8a80; --danger-fg: #0e131c; --ok: #4cc27a; --warn: #f0b429; --bad: #ff6b61; --grid: #263043;
     --shadow: none;
     --st-queued: #1c2d52; --st-queued-fg: #b9cdff; --st-running: #0f3a42; --st-running-fg: #a5e9f5;
     --st-retrying: #44330c; --st-retrying-fg: #ffdd8c; --st-succeeded: #123a22; --st-succeeded-fg: #a8ecc0;
@@ -78,7 +78,7 @@ h3 { font-size: 1rem; margin: 0 0 0.4rem; }
 .btn:hover { border-color: var(--muted); }
 .btn-primary { background: var(--accent); border-color: var(--accent); color: var(--accent-fg); }
 .btn-primary:hover { filter: brightness(1.08); border-color: var(--accent); }
-.btn-danger { background: var(--danger); border-color: var(--danger); color: #fff; }
+.btn-danger { background: var(--danger); border-color: var(--danger); color: var(--danger-fg); }
 .btn-danger-link { color: var(--danger); }
 .btn-quiet { background: transparent; }
 .btn-small { min-height: 2rem; padding: 0.2rem 0.6rem; font-size: 0.85rem; }
@@ -156,8 +156,8 @@ details.advanced[open] > summary { margin-bottom: 0.75rem; }
 .error-summary { border: 2px solid var(--danger); border-radius: 10px; padding: 0.75rem 1rem; background: var(--surface); }
 .error-summary h2 { margin: 0 0 0.35rem; color: var(--danger); }
 .error-summary ul { margin: 0; padding-left: 1.2rem; }
-.preview { min-height: 3rem; }
-.preview:empty { min-height: 0; }
+.preview { min-height: 3rem; margin-top: 1rem; }
+.preview:empty { min-height: 0; margin-top: 0; }
 .preview ol { margin: 0.25rem 0 0; padding-left: 1.4rem; }
 .filters { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-end; margin-bottom: 1rem; }
 .filters .field { flex: 1 1 12rem; max-width: 18rem; }

@@ -3,7 +3,6 @@
  * running command is killed. A page of its own (not a script dialog), so it asks with and without JavaScript.
  */
 import { NotFoundError } from '@jobs/core';
-import { formatDuration } from '../format';
 import { renderPage } from '../render';
 import { ActionButton, Status, When } from '../ui/components';
 import type { DashRequest } from '../view';
@@ -40,7 +39,7 @@ export async function cancelExecutionPage(r: DashRequest): Promise<Response> {
         {e.startedAt && (
           <>
             {' '}
-            since <When at={e.startedAt} now={now} exact /> ({formatDuration(Math.max(0, now.getTime() - e.startedAt.getTime()))})
+            since <When at={e.startedAt} now={now} exact />
           </>
         )}
         . Cancelling <strong>kills its command</strong>: whatever it was doing stops part way, and it is not retried.

@@ -77,15 +77,16 @@ const Actions: FC<{ e: Execution; view: View }> = ({ e, view }) => (
 const RunTime: FC<{ e: Execution; job: Job | null; now: Date }> = ({ e, job, now }) => {
   if (e.status !== 'running' || !e.startedAt) return <Duration ms={e.durationMs} />;
   const elapsed = Math.max(0, now.getTime() - e.startedAt.getTime());
+  const deadline = job ? new Date(e.startedAt.getTime() + job.timeoutMs) : null;
   return (
     <>
       <span class="nowrap">running for {formatDuration(elapsed)}</span>
-      {job && (
+      {job && deadline && (
         <>
           {' · '}
           <span class="nowrap">timeout {formatDuration(job.timeoutMs)}</span>{' '}
           <span class="muted">
-            (stopped at <time datetime={new Date(e.startedAt.getTime() + job.timeoutMs).toISOString()}>{formatUtc(new Date(e.startedAt.getTime() + job.timeoutMs))}</time>)
+            (stopped at <time datetime={deadline.toISOString()}>{formatUtc(deadline)}</time>)
           </span>
         </>
       )}

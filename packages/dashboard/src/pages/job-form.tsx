@@ -10,7 +10,6 @@ import { clearCookie, readCookie, writeCookie } from '../cookies';
 import { describeCron } from '../cron-words';
 import { newDraftId, openDraft, sealDraft } from '../draft';
 import { setFlash } from '../flash';
-import { formatInZone, formatUtc } from '../format';
 import {
   JOB_FORM_DEFAULTS,
   jobFormValues,
@@ -22,7 +21,7 @@ import {
 } from '../job-input';
 import { renderFragment, renderPage } from '../render';
 import { sessionKeys } from '../session';
-import { CsrfField } from '../ui/components';
+import { CsrfField, ZonedTime } from '../ui/components';
 import { CheckField, fieldId, SelectField, TextArea, TextField } from '../ui/fields';
 import { PageHeader } from '../ui/layout';
 import type { DashRequest, View } from '../view';
@@ -78,8 +77,7 @@ export const SchedulePreviewView: FC<{ cronExpr: string; timezone: string; now: 
       <ol>
         {preview.times.map((t) => (
           <li>
-            <time datetime={t.toISOString()}>{formatInZone(t, zone)}</time>
-            {zone !== 'UTC' && <span class="muted"> · {formatUtc(t)}</span>}
+            <ZonedTime at={t} zone={zone} />
           </li>
         ))}
       </ol>
@@ -132,6 +130,7 @@ const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; prev
           <div class="field-row">
             <TextField name="cron_expr" label="Cron expression" value={v.cron_expr} error={e.cron_expr} mono placeholder="*/5 * * * *" hint="5 fields, or 6 with leading seconds, or @hourly, @daily… Empty: manual only." />
             <TextField name="timezone" label="Time zone" value={v.timezone} error={e.timezone} list="time-zones" hint="IANA name, e.g. Europe/Paris." />
+            <TextField name="run_at" label="Run once at" value={v.run_at} error={e.run_at} mono placeholder="2030-01-01T09:00:00Z" hint="Instead of a cron expression: an ISO 8601 instant with its offset. Empty for a cron or manual-only job." />
           </div>
           <datalist id="time-zones">
             {timeZones().map((z) => (
@@ -143,7 +142,6 @@ const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; prev
               <SchedulePreviewView cronExpr={v.cron_expr} timezone={v.timezone} now={view.now} />
             )}
           </div>
-          <TextField name="run_at" label="Run once at" value={v.run_at} error={e.run_at} mono placeholder="2030-01-01T09:00:00Z" hint="Instead of a cron expression: an ISO 8601 instant with its offset. Empty for a cron or manual-only job." />
         </fieldset>
         <fieldset>
           <legend>Retries and limits</legend>

@@ -2,7 +2,7 @@
 import type { Execution, ExecutionStatus, Job } from '@jobs/core';
 import type { Child, FC, PropsWithChildren } from 'hono/jsx';
 import { describeCron } from '../cron-words';
-import { excerpt, formatDuration, formatRelative, formatUtc } from '../format';
+import { excerpt, formatDuration, formatInZone, formatRelative, formatUtc } from '../format';
 import type { View } from '../view';
 
 const focusProps = (on: boolean) => (on ? { autofocus: true, describedBy: 'flash' } : {});
@@ -26,6 +26,19 @@ export const When: FC<{ at: Date | null; now: Date; exact?: boolean }> = ({ at, 
     </time>
   );
 };
+
+/** A fire time as the zone's wall time, then in UTC; each part stays on one line (no break inside a date). */
+export const ZonedTime: FC<{ at: Date; zone: string }> = ({ at, zone }) => (
+  <>
+    <time datetime={at.toISOString()}>{formatInZone(at, zone)}</time>
+    {zone !== 'UTC' && (
+      <>
+        {' · '}
+        <span class="muted nowrap">{formatUtc(at)}</span>
+      </>
+    )}
+  </>
+);
 
 export const Duration: FC<{ ms: number | null }> = ({ ms }) => (ms === null ? <span class="muted">—</span> : <>{formatDuration(ms)}</>);
 

@@ -88,7 +88,7 @@ export const Layout: FC<PropsWithChildren<{ view: View; title: string; bare?: bo
       </main>
       <footer class="bottom">
         <p>
-          Request <code>{view.requestId}</code> · rendered {view.now.toISOString().replace('T', ' ').slice(0, 19)} UTC
+          Request <code>{view.requestId}</code> · rendered <span class="nowrap">{view.now.toISOString().replace('T', ' ').slice(0, 19)} UTC</span>
         </p>
       </footer>
     </body>
