@@ -91,18 +91,39 @@ describe('pages', () => {
     expect((await b.request('GET', `/executions/${id}`, { headers: { 'X-Dashboard-Fragment': '1' } })).text).toContain('data-live-final');
   });
 
+  /** The value of the overview card with this label. */
+  const card = (page: string, label: string) => new RegExp(`<div class="card-value">([^<]*)</div><div class="card-label">${label}</div>`).exec(page)?.[1];
+
   it('shows the overview: counts, lanes, charts, oldest queued, workers', async () => {
     const job = await h.createJob({ name: 'counted' });
     await trigger(job.id);
     await finish(await trigger(job.id), 'succeeded');
     await h.env.pool.query(`INSERT INTO execution_minutes (minute, status, count, duration_ms) VALUES (date_trunc('minute', now()), 'succeeded', 7, 70), (date_trunc('minute', now()) - interval '5 minutes', 'dead', 2, 20)`);
     const page = (await b.request('GET', '/')).text;
-    expect(page).toMatch(/<div class="card-value">1<\/div><div class="card-label">queued now<\/div>/);
+    expect(card(page, 'queued now, all due')).toBe('1');
+    expect(card(page, 'due and waiting for a worker')).toBe('1');
+    expect(card(page, 'longest wait of those')).not.toBe('—');
     expect(page).toContain('Finished attempts per minute, last hour: 9 in total');
     expect(page).toContain('2 failed or dead');
     expect(page.match(/<g><title>/g)?.length).toBeGreaterThanOrEqual(60);
     expect(page).toContain('Queue depth per lane');
     expect(page).toContain('active workers');
+  });
+
+  it('counts a run materialised ahead as queued but not due, and says what running and busy slots count', async () => {
+    const job = await h.createJob({ name: 'ahead' });
+    const ahead = await trigger(job.id);
+    await h.env.pool.query(`UPDATE executions SET scheduled_for = now() + interval '10 minutes' WHERE id = $1`, [ahead]);
+    const running = await trigger(job.id);
+    await h.env.pool.query(`UPDATE executions SET status = 'running', started_at = now(), worker_id = 'gone-1' WHERE id = $1`, [running]);
+    const page = (await b.request('GET', '/')).text;
+    expect(card(page, 'due and waiting for a worker')).toBe('0');
+    expect(card(page, 'longest wait of those')).toBe('—');
+    expect(card(page, 'queued now, 1 of them not due yet')).toBe('1');
+    expect(card(page, 'running now')).toBe('1');
+    expect(card(page, 'active workers: 0 of 0 slots busy at their last heartbeat')).toBe('0');
+    expect(page).toContain('an attempt whose worker stopped reporting stays running until its lease expires');
+    expect((await h.call('GET', '/api/v1/stats')).body.counts.queued, 'the API counts it as before').toBe(1);
   });
 
   it('still shows the overview when Redis does not answer', async () => {
@@ -181,11 +202,22 @@ describe('the job form', () => {
     expect((await b.request('GET', `/jobs/${id}`)).text).not.toContain('created.');
   });
 
-  it('shows every problem beside its field and keeps what was typed', async () => {
-    const res = await b.request('POST', '/jobs', {
-      form: { _csrf: await b.csrf(), name: '', command: '  echo "kept"', cron_expr: '0 0 30 2 *', timezone: 'UTC', max_retries: 'many', payload: '{oops', lane: 'short', timeout_seconds: '900' },
+  /** Posts the job form; a refused or previewed one redirects to its draft, which is fetched (as a browser would). */
+  async function submit(form: Record<string, string>) {
+    const post = await b.request('POST', '/jobs', { form: { _csrf: await b.csrf(), ...form } });
+    const location = post.headers.get('location') ?? '';
+    const page = /^\/jobs\/new\?draft=[A-Za-z0-9_-]{16}$/.test(location) ? await b.request('GET', location) : null;
+    return { post, location, page };
+  }
+
+  it('shows every problem beside its field and keeps what was typed, after a redirect (a reload never re-posts)', async () => {
+    const { post, location, page } = await submit({
+      name: '', command: '  echo "kept"', cron_expr: '0 0 30 2 *', timezone: 'UTC', max_retries: 'many', payload: '{oops', lane: 'short', timeout_seconds: '900',
     });
-    expect(res.status).toBe(400);
+    expect(post.status).toBe(303);
+    expect(page?.status).toBe(200);
+    const res = page!;
+    expect(res.text).toContain('<title>Error: new job');
     expect(res.text).toContain('problems to fix');
     expect(res.text).toMatch(/id="f-name"[^>]*aria-invalid="true"/);
     expect(res.text).toContain('never fires: day 30 does not occur in February');
@@ -195,22 +227,76 @@ describe('the job form', () => {
     expect(res.text).toMatch(/id="f-name-error">Enter a name.</);
     expect(res.text).toContain('value="0 0 30 2 *"');
     expect((await h.call('GET', '/api/v1/jobs')).body.data).toEqual([]);
+    // Reloading is a GET of the same draft: the same form and problems, and still no job.
+    const body = (html: string) => html.replace(/<footer[\s\S]*<\/footer>/, '');
+    expect(body((await b.request('GET', location)).text)).toBe(body(res.text));
+    expect((await h.call('GET', '/api/v1/jobs')).body.data).toEqual([]);
+    // The form alone, without the draft's id, starts afresh (and drops the draft).
+    const fresh = await b.request('GET', '/jobs/new');
+    expect(fresh.text).not.toContain('problems to fix');
+    expect(b.jar.has('jobs_draft')).toBe(false);
 
     // The lane rule of the API: the short lane refuses a timeout over its limit.
-    const lane = await b.request('POST', '/jobs', { form: { _csrf: await b.csrf(), name: 'x', command: 'true', lane: 'short', timeout_seconds: '900' } });
-    expect(lane.status).toBe(400);
-    expect(lane.text).toMatch(/id="f-lane-error">the short lane allows timeout_seconds up to 600/);
+    const lane = await submit({ name: 'x', command: 'true', lane: 'short', timeout_seconds: '900' });
+    expect(lane.page!.text).toMatch(/id="f-lane-error">the short lane allows timeout_seconds up to 600/);
+  });
+
+  it('lists the problems in the order the fields appear on the form', async () => {
+    const { page } = await submit({
+      payload: '{oops', backoff_factor: 'x', priority: '500', max_retries: 'many', run_at: 'soon', cron_expr: 'nope', name: '', command: 'true',
+    });
+    const html = page!.text;
+    const summary = [...html.matchAll(/<li><a href="#(f-[a-z_]+)">/g)].map((m) => m[1]);
+    const fields = [...html.matchAll(/<(?:input|textarea|select) id="(f-[a-z_]+)"[^>]*aria-invalid="true"/g)].map((m) => m[1]);
+    expect(summary.length).toBeGreaterThanOrEqual(6);
+    expect(summary).toEqual(fields);
+    expect(summary[0]).toBe('f-name');
+    expect(summary.at(-1)).toBe('f-payload');
+  });
+
+  it('keeps the draft in a signed cookie for /jobs/new only, and answers in place when it would not fit', async () => {
+    const { post, location } = await submit({ name: '', command: 'true' });
+    const cookie = post.headers.getSetCookie().find((c) => c.startsWith('jobs_draft='))!;
+    expect(cookie).toMatch(/Path=\/jobs\/new/);
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    expect(cookie).toMatch(/Max-Age=3600/);
+
+    // Tampered, or another draft's id: the form says it is gone instead of showing anything.
+    const value = b.jar.get('jobs_draft')!;
+    b.jar.set('jobs_draft', value.slice(0, -2) + (value.endsWith('A') ? 'BB' : 'AA'));
+    expect((await b.request('GET', location)).text).toContain('The form you were filling in is no longer here');
+    b.jar.set('jobs_draft', value);
+    expect((await b.request('GET', '/jobs/new?draft=AAAAAAAAAAAAAAAA')).text).toContain('no longer here');
+    expect((await b.request('GET', location)).text).toContain('Enter a name.');
+
+    // Too large for a cookie (incompressible payload): refused in place, as before, with nothing lost.
+    const noise = Array.from({ length: 6000 }, () => Math.random().toString(36).slice(2, 3)).join('');
+    const big = await b.request('POST', '/jobs', { form: { _csrf: await b.csrf(), name: '', command: 'true', payload: JSON.stringify(noise) } });
+    expect(big.status).toBe(400);
+    expect(big.text).toContain('Enter a name.');
+    expect(big.text).toContain(noise);
+
+    // Over https the cookie is Secure, with the prefix a cookie on a sub-path can have.
+    const secure = formClient(h.app, { 'X-Forwarded-Proto': 'https' });
+    const refused = await secure.request('POST', '/jobs', { form: { _csrf: await secure.csrf(), name: '' } });
+    const secureCookie = refused.headers.getSetCookie().find((c) => c.startsWith('__Secure-jobs_draft='))!;
+    expect(secureCookie).toMatch(/; Secure/);
+    expect((await secure.request('GET', refused.headers.get('location')!)).text).toContain('Enter a name.');
   });
 
   it('refuses a duplicate name with 409, and previews without creating', async () => {
     await h.createJob({ name: 'taken' });
-    const dup = await b.request('POST', '/jobs', { form: { _csrf: await b.csrf(), name: 'taken', command: 'true' } });
-    expect(dup.status).toBe(409);
-    expect(dup.text).toContain('a live job already has this name');
+    const dup = await submit({ name: 'taken', command: 'true' });
+    expect(dup.post.status).toBe(303);
+    expect(dup.page!.text).toContain('a live job already has this name');
+    expect(dup.page!.text).toContain('value="taken"');
 
-    const preview = await b.request('POST', '/jobs', { form: { _csrf: await b.csrf(), intent: 'preview', name: 'later', command: 'true', cron_expr: '*/15 * * * *' } });
-    expect(preview.status).toBe(200);
-    expect(preview.text).toContain('every 15 minutes');
+    const preview = await submit({ intent: 'preview', name: 'later', command: 'true', cron_expr: '*/15 9-17 * * mon-fri' });
+    expect(preview.page!.status).toBe(200);
+    expect(preview.page!.text).toContain('every 15 minutes from 09:00 to 17:45 on weekdays');
+    expect(preview.page!.text).not.toContain('problems to fix');
+    expect(preview.page!.text).toContain('value="later"');
     expect((await h.call('GET', '/api/v1/jobs')).body.data).toHaveLength(1);
   });
 
@@ -270,18 +356,86 @@ describe('actions', () => {
     }
   });
 
-  it('cancels a live execution, and says so when it had already finished', async () => {
-    const job = await h.createJob();
+  it('cancels a live execution after a confirmation page, and says so when it had already finished', async () => {
+    const job = await h.createJob({ name: 'long one' });
     const id = await trigger(job.id);
     const token = await b.csrf();
-    expect((await b.request('GET', `/executions/${id}`)).text).toContain(`action="/executions/${id}/cancel"`);
-    await b.request('POST', `/executions/${id}/cancel`, { form: { _csrf: token } });
+    // One keystroke on the execution page only opens the confirmation (a link: it asks with and without JS).
+    const page = (await b.request('GET', `/executions/${id}`)).text;
+    expect(page).toContain(`<a class="btn btn-danger-link" href="/executions/${id}/cancel">Cancel execution…</a>`);
+    expect(page).not.toContain(`action="/executions/${id}/cancel"`);
+    const queued = (await b.request('GET', `/executions/${id}/cancel`)).text;
+    expect(queued).toContain(`Cancel execution #${id} of “long one”?`);
+    expect(queued).toContain('It is waiting to run');
+    expect(queued).toContain(`action="/executions/${id}/cancel"`);
+    expect(queued).toContain(`<a class="btn" href="/executions/${id}">Keep it</a>`);
+    expect((await h.call('GET', `/api/v1/executions/${id}`)).body.status, 'asking changed nothing').toBe('queued');
+
+    await h.env.pool.query(`UPDATE executions SET status = 'running', started_at = now() - interval '42 seconds', worker_id = 'local-w-9' WHERE id = $1`, [id]);
+    const running = (await b.request('GET', `/executions/${id}/cancel`)).text;
+    expect(running).toContain('It is running on local-w-9 since');
+    expect(running).toContain('<strong>kills its command</strong>');
+    expect(running).toContain('Keep it running');
+
+    const cancelled = await b.request('POST', `/executions/${id}/cancel`, { form: { _csrf: token, return_to: `/executions/${id}` } });
+    expect(cancelled.headers.get('location')).toBe(`/executions/${id}`);
     expect((await h.call('GET', `/api/v1/executions/${id}`)).body.status).toBe('cancelled');
     expect((await b.request('GET', `/executions/${id}`)).text).toContain(`Execution #${id} cancelled.`);
     await b.request('POST', `/executions/${id}/cancel`, { form: { _csrf: token } });
     const again = (await b.request('GET', `/executions/${id}`)).text;
     expect(again).toContain(`Execution #${id} is already cancelled`);
-    expect(again).not.toContain(`action="/executions/${id}/cancel"`);
+    expect(again).not.toContain(`/executions/${id}/cancel`);
+    const late = await b.request('GET', `/executions/${id}/cancel`);
+    expect(late.status).toBe(200);
+    expect(late.text).toContain(`Execution #${id} is already cancelled`);
+    expect(late.text).not.toContain(`action="/executions/${id}/cancel"`);
+    expect((await b.request('GET', '/executions/999999/cancel')).status).toBe(404);
+  });
+
+  it('shows a running attempt\'s time so far and its timeout, and a stale sign for pages without JavaScript', async () => {
+    const job = await h.createJob({ name: 'slow', timeout_seconds: 300 });
+    const id = await trigger(job.id);
+    await h.env.pool.query(`UPDATE executions SET status = 'running', started_at = now() - interval '42 seconds', worker_id = 'w-1' WHERE id = $1`, [id]);
+    const page = (await b.request('GET', `/executions/${id}`)).text;
+    expect(page).toMatch(/running for 4[2-4] s<\/span> · <span class="nowrap">timeout 5 min<\/span>/);
+    const started = new Date((await h.call('GET', `/api/v1/executions/${id}`)).body.started_at);
+    expect(page).toContain(`(stopped at <time datetime="${new Date(started.getTime() + 300_000).toISOString()}">`);
+    expect(page).toMatch(/<noscript><p class="stale" role="note">Shown as of <time[^>]*>[^<]+<\/time>\. Without JavaScript this page does not update itself: <a href="\/executions\/\d+">reload it<\/a>/);
+    expect((await b.request('GET', '/executions')).text).toMatch(/4[2-4] s <span class="muted">so far<\/span>/);
+    // The region's own refresh (for the script) carries no sign; a finished attempt's page needs none.
+    expect((await b.request('GET', `/executions/${id}`, { headers: { 'X-Dashboard-Fragment': '1' } })).text).not.toContain('noscript');
+    await finish(id, 'succeeded');
+    expect((await b.request('GET', `/executions/${id}`)).text).not.toContain('<noscript>');
+  });
+
+  it('gives focus back: to the row acted on in a list, else to the notice saying what happened', async () => {
+    const job = await h.createJob({ name: 'focused' });
+    const other = await h.createJob({ name: 'other' });
+    const token = await b.csrf();
+    const autofocused = (html: string) => [...html.matchAll(/<[a-z]+ [^>]*autofocus=""[^>]*>/g)].map((m) => m[0]);
+
+    await b.request('POST', `/jobs/${job.id}/trigger`, { form: { _csrf: token, return_to: '/jobs' } });
+    const afterRun = (await b.request('GET', '/jobs')).text;
+    expect(autofocused(afterRun)).toEqual(['<button type="submit" class="btn btn-primary btn-small" aria-describedby="flash" autofocus="">']);
+    expect(afterRun).toMatch(new RegExp(`action="/jobs/${job.id}/trigger" class="inline-form"><input[^>]*><input[^>]*><button[^>]*autofocus=""`));
+    expect(afterRun).toMatch(/<div id="flash" class="flash flash-ok" role="status" tabindex="-1">/);
+
+    await b.request('POST', `/jobs/${other.id}/pause`, { form: { _csrf: token, return_to: '/jobs' } });
+    const afterPause = (await b.request('GET', '/jobs')).text;
+    expect(autofocused(afterPause)).toHaveLength(1);
+    expect(afterPause).toMatch(new RegExp(`action="/jobs/${other.id}/resume" class="inline-form"><input[^>]*><input[^>]*><button[^>]*aria-describedby="flash" autofocus="">Resume`));
+
+    // On the job's own page, and after create, the notice takes focus.
+    await b.request('POST', `/jobs/${other.id}/resume`, { form: { _csrf: token, return_to: `/jobs/${other.id}` } });
+    expect(autofocused((await b.request('GET', `/jobs/${other.id}`)).text)).toEqual(['<div id="flash" class="flash flash-ok" role="status" tabindex="-1" autofocus="">']);
+    // A row not on the page returned to (another filter) cannot take focus: the notice does.
+    await b.request('POST', `/jobs/${other.id}/pause`, { form: { _csrf: token, return_to: '/jobs?status=active' } });
+    expect(autofocused((await b.request('GET', '/jobs?status=active')).text)).toEqual([expect.stringMatching(/^<div id="flash"/)]);
+    const created = await b.request('POST', '/jobs', { form: { _csrf: token, name: 'new one', command: 'true' } });
+    expect(autofocused((await b.request('GET', created.headers.get('location')!)).text)).toEqual([expect.stringMatching(/^<div id="flash"/)]);
+    // A refused form gives focus to its list of problems.
+    const refused = await b.request('POST', '/jobs', { form: { _csrf: token, name: '' } });
+    expect(autofocused((await b.request('GET', refused.headers.get('location')!)).text)).toEqual([expect.stringMatching(/^<div class="error-summary"/)]);
   });
 
   it('replays one dead execution from its page, and many from the dead-letter page', async () => {
@@ -309,7 +463,16 @@ describe('actions', () => {
     expect(refusedPage).toContain(`href="/executions/${replayId}"`);
 
     const dead = (await b.request('GET', '/dead')).text;
-    for (const id of ids) expect(dead).toContain(`aria-label="Select execution ${id}"`);
+    for (const id of ids) expect(dead).toContain(`<label class="pick" for="pick-${id}"><input type="checkbox" name="ids" value="${id}" id="pick-${id}"/><span class="pick-text">Select execution ${id}</span></label>`);
+    // "Replay selected" follows the checkboxes, and is the only submit button of their form (Enter replays the
+    // selection); each row's own button submits a one-row form.
+    const form = /<form method="post" action="\/dead\/replay" class="stacked" id="dead-form">([^]*?)<\/form>/.exec(dead)![1]!;
+    expect(form.lastIndexOf('type="checkbox"')).toBeLessThan(form.indexOf('Replay selected'));
+    expect(form.match(/<button type="submit"(?![^>]*form="dead-one")/g)).toHaveLength(1);
+    // ids[0] was replayed from its page above: its row links to the replay instead of offering a button.
+    expect(form.match(/form="dead-one"/g)).toHaveLength(ids.length - 1);
+    expect(form).toContain(`replayed as <a href="/executions/${replayId}">#${replayId}</a>`);
+    expect(dead).toMatch(/<form method="post" action="\/dead\/replay" id="dead-one" hidden=""><input type="hidden" name="_csrf"/);
     expect(dead).toContain(`boom ${ids[2]}`);
     const many = await b.request('POST', '/dead/replay', { form: { _csrf: token, ids: [ids[1]!, ids[2]!, alive, ids[1]!, 'junk'] } });
     expect(many.headers.get('location')).toBe('/dead');

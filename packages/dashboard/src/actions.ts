@@ -15,7 +15,7 @@ const back = (r: DashRequest, fallback: string) => r.c.redirect(localPath(r.form
 
 export async function triggerAction(r: DashRequest): Promise<Response> {
   const { execution } = await triggerJob(r.commands, { jobId: param(r) });
-  setFlash(r.c, 'triggered', execution.id);
+  setFlash(r.c, 'triggered', execution.id, param(r));
   return back(r, `/jobs/${param(r)}`);
 }
 

@@ -10,6 +10,10 @@ export interface Flash {
   tone: 'ok' | 'error';
   text: string;
   link?: { href: string; label: string };
+  /** A message that belongs beside a form field (the sign-in key) rather than above the page. */
+  field?: 'key';
+  /** The job row and the control in it that a list gives focus back to (the flash describes it). */
+  target?: { job: string; control: 'trigger' | 'toggle' };
 }
 
 type Args = string[];
@@ -20,10 +24,19 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 const MESSAGES = {
   created: ([j]) => (id(j) ? { tone: 'ok', text: `Job #${j} created.` } : null),
-  triggered: ([e]) =>
-    id(e) ? { tone: 'ok', text: `Queued a run now.`, link: { href: `/executions/${e}`, label: `Execution #${e}` } } : null,
-  paused: ([j]) => (id(j) ? { tone: 'ok', text: `Job #${j} paused: no new runs start until it is resumed.` } : null),
-  resumed: ([j]) => (id(j) ? { tone: 'ok', text: `Job #${j} resumed: the next run is computed from now.` } : null),
+  triggered: ([e, j]) =>
+    id(e)
+      ? {
+          tone: 'ok',
+          text: `Queued a run now.`,
+          link: { href: `/executions/${e}`, label: `Execution #${e}` },
+          ...(id(j) ? { target: { job: j!, control: 'trigger' } } : {}),
+        }
+      : null,
+  paused: ([j]) =>
+    id(j) ? { tone: 'ok', text: `Job #${j} paused: no new runs start until it is resumed.`, target: { job: j!, control: 'toggle' } } : null,
+  resumed: ([j]) =>
+    id(j) ? { tone: 'ok', text: `Job #${j} resumed: the next run is computed from now.`, target: { job: j!, control: 'toggle' } } : null,
   deleted: ([j]) =>
     id(j)
       ? { tone: 'ok', text: `Job #${j} deleted. Its history stays readable.`, link: { href: `/executions?job_id=${j}`, label: 'Its executions' } }
@@ -52,6 +65,8 @@ const MESSAGES = {
   },
   'replay-none': () => ({ tone: 'error', text: 'Select at least one execution to replay.' }),
   'signed-out': () => ({ tone: 'ok', text: 'Signed out.' }),
+  'login-empty': () => ({ tone: 'error', text: 'Enter an API key.', field: 'key' }),
+  'login-failed': () => ({ tone: 'error', text: 'That key is not one of the configured API keys.', field: 'key' }),
 } satisfies Record<string, (a: Args) => Flash | null>;
 
 export type FlashCode = keyof typeof MESSAGES;

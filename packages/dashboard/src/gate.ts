@@ -80,7 +80,7 @@ export async function admit(c: Context, access: Access, deps: ApiDeps, keys: Ses
         ok: false,
         status: 403,
         view,
-        reason: 'This form has expired or did not come from this dashboard. Reload the page and try again.',
+        reason: 'This form has expired or did not come from this dashboard; nothing was changed. Go back, reload that page and try again.',
       };
     }
   }

@@ -2,6 +2,7 @@
 import type { Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { formatUtc } from './format';
 import { Layout, LiveRegion } from './ui/layout';
 import type { DashRequest, View } from './view';
 
@@ -48,11 +49,13 @@ export async function renderLive(
     </>
   );
   if (isFragment(r.c)) return renderFragment(r.c, content);
+  const url = new URL(r.c.req.url);
   return renderPage(r.c, r.view, {
     title: page.title,
     body: (
       <>
         {page.before}
+        {!page.final && <StaleSign now={r.view.now} href={url.pathname + url.search} />}
         <LiveRegion label={page.label} everyMs={page.everyMs}>
           {content}
         </LiveRegion>
@@ -61,6 +64,16 @@ export async function renderLive(
     ),
   });
 }
+
+/** Without JavaScript nothing refreshes the live region: say when it was true, and how to get the current state. */
+const StaleSign = ({ now, href }: { now: Date; href: string }) => (
+  <noscript>
+    <p class="stale" role="note">
+      Shown as of <time datetime={now.toISOString()}>{formatUtc(now)}</time>. Without JavaScript this page does not update
+      itself: <a href={href}>reload it</a> for the current state.
+    </p>
+  </noscript>
+);
 
 const TITLES: Partial<Record<number, string>> = {
   400: 'Bad request',

@@ -14,6 +14,8 @@ export interface View {
   /** The token every form of this page posts back as `_csrf`. */
   csrf: string;
   flash: Flash | null;
+  /** Set by a page that puts focus on something of its own (the row acted on, a field) instead of the flash. */
+  focusHeld?: boolean;
   now: Date;
   requestId: string;
 }

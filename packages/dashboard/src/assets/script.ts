@@ -92,9 +92,10 @@ export const SCRIPT = String.raw`
     zone.addEventListener('change', update);
   }
 
-  // After a refused form, take the keyboard to the list of problems (its links lead to each field).
-  var summary = document.getElementById('error-summary');
-  if (summary) summary.focus();
+  // Where focus belongs after an action or a refused form (the flash, the row acted on, the list of problems) is
+  // marked autofocus, which browsers honour without JS; this covers one that does not do it for every element.
+  var auto = document.querySelector('[autofocus]');
+  if (auto && (document.activeElement === null || document.activeElement === document.body)) auto.focus();
 
   // "Select all" boxes (hidden without JS, where they could not work).
   Array.prototype.forEach.call(document.querySelectorAll('[data-select-all]'), function (box) {

@@ -5,7 +5,7 @@
 export const STYLES = String.raw`
 :root {
   --bg: #f5f6f8; --surface: #ffffff; --fg: #1b2230; --muted: #586274; --border: #d5dae3; --accent: #1f4fbf;
-  --accent-fg: #ffffff; --focus: #f5a300; --danger: #b42318; --ok: #1e8a45; --warn: #c27803; --bad: #c8322b;
+  --accent-fg: #ffffff; --focus: #9a5b00; --danger: #b42318; --danger-fg: #ffffff; --ok: #1e8a45; --warn: #c27803; --bad: #c8322b;
   --grid: #e6e9ef; --shadow: 0 1px 2px rgb(16 24 40 / 6%);
   --st-queued: #dbe7ff; --st-queued-fg: #1c3f94; --st-running: #d5f2f7; --st-running-fg: #0a5c6b;
   --st-retrying: #fff1cf; --st-retrying-fg: #7a4d00; --st-succeeded: #daf3e2; --st-succeeded-fg: #17602f;
@@ -16,7 +16,7 @@ export const STYLES = String.raw`
 @media (prefers-color-scheme: dark) {
   :root {
     --bg: #0e131c; --surface: #161d2a; --fg: #e5e9f0; --muted: #a1abbd; --border: #2c3648; --accent: #86a8ff;
-    --accent-fg: #0e131c; --danger: #ff8a80; --ok: #4cc27a; --warn: #f0b429; --bad: #ff6b61; --grid: #263043;
+    --accent-fg: #0e131c; --focus: #f5a300; --danger: #ff8a80; --danger-fg: #0e131c; --ok: #4cc27a; --warn: #f0b429; --bad: #ff6b61; --grid: #263043;
     --shadow: none;
     --st-queued: #1c2d52; --st-queued-fg: #b9cdff; --st-running: #0f3a42; --st-running-fg: #a5e9f5;
     --st-retrying: #44330c; --st-retrying-fg: #ffdd8c; --st-succeeded: #123a22; --st-succeeded-fg: #a8ecc0;
@@ -33,8 +33,10 @@ body {
 }
 a { color: var(--accent); text-underline-offset: 2px; }
 code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: 0.92em; }
+/* The ring sits 2 px outside the element, on the page behind it: --focus keeps 3:1 against every background. */
 :focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; border-radius: 3px; }
 main:focus { outline: none; }
+time, .nowrap { white-space: nowrap; }
 .visually-hidden {
   position: absolute !important; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden;
   clip: rect(0 0 0 0); white-space: nowrap; border: 0;
@@ -76,7 +78,7 @@ h3 { font-size: 1rem; margin: 0 0 0.4rem; }
 .btn:hover { border-color: var(--muted); }
 .btn-primary { background: var(--accent); border-color: var(--accent); color: var(--accent-fg); }
 .btn-primary:hover { filter: brightness(1.08); border-color: var(--accent); }
-.btn-danger { background: var(--danger); border-color: var(--danger); color: #fff; }
+.btn-danger { background: var(--danger); border-color: var(--danger); color: var(--danger-fg); }
 .btn-danger-link { color: var(--danger); }
 .btn-quiet { background: transparent; }
 .btn-small { min-height: 2rem; padding: 0.2rem 0.6rem; font-size: 0.85rem; }
@@ -108,7 +110,9 @@ tbody tr:last-child td { border-bottom: 0; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .wrap-anywhere { overflow-wrap: anywhere; }
 .excerpt { display: block; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.85rem; overflow-wrap: anywhere; max-width: 28rem; }
-td input[type="checkbox"] { width: 1.15rem; height: 1.15rem; margin: 0.15rem 0 0; }
+.pick { display: inline-flex; align-items: center; gap: 0.6rem; min-width: 2.75rem; min-height: 2.75rem; margin: -0.6rem -0.75rem; padding: 0 0.75rem; cursor: pointer; }
+.pick input { width: 1.25rem; height: 1.25rem; margin: 0; flex: none; cursor: pointer; }
+.pick-text { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .schedule { display: flex; flex-direction: column; }
 .schedule-expr code { overflow-wrap: anywhere; }
 .empty { padding: 1rem; background: var(--surface); border: 1px dashed var(--border); border-radius: 10px; color: var(--muted); }
@@ -131,7 +135,7 @@ ol.chain li { margin-bottom: 0.25rem; }
 ol.chain li[aria-current] { font-weight: 600; }
 
 form.stacked { display: grid; gap: 1rem; }
-.field { display: grid; gap: 0.3rem; min-width: 0; }
+.field { display: grid; gap: 0.3rem; min-width: 0; align-content: start; }
 .field label, .field .label { font-weight: 600; }
 .hint { color: var(--muted); font-size: 0.85rem; margin: 0; }
 .field-error { color: var(--danger); font-size: 0.88rem; margin: 0; font-weight: 500; }
@@ -147,13 +151,13 @@ fieldset { border: 1px solid var(--border); border-radius: 10px; padding: 0.75re
 legend { font-weight: 600; padding: 0 0.35rem; }
 details.advanced > summary { cursor: pointer; font-weight: 600; padding: 0.25rem 0; }
 details.advanced[open] > summary { margin-bottom: 0.75rem; }
-.check { display: flex; gap: 0.5rem; align-items: center; font-weight: 500; }
+.check { display: flex; gap: 0.5rem; align-items: center; font-weight: 500; min-height: 2.75rem; cursor: pointer; }
 .check input { width: 1.15rem; height: 1.15rem; }
 .error-summary { border: 2px solid var(--danger); border-radius: 10px; padding: 0.75rem 1rem; background: var(--surface); }
 .error-summary h2 { margin: 0 0 0.35rem; color: var(--danger); }
 .error-summary ul { margin: 0; padding-left: 1.2rem; }
-.preview { min-height: 3rem; }
-.preview:empty { min-height: 0; }
+.preview { min-height: 3rem; margin-top: 1rem; }
+.preview:empty { min-height: 0; margin-top: 0; }
 .preview ol { margin: 0.25rem 0 0; padding-left: 1.4rem; }
 .filters { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-end; margin-bottom: 1rem; }
 .filters .field { flex: 1 1 12rem; max-width: 18rem; }
@@ -161,6 +165,7 @@ details.advanced[open] > summary { margin-bottom: 0.75rem; }
 .login .subtitle { margin-bottom: 1rem; }
 .confirm { max-width: 40rem; }
 
+.stale { margin: 0 0 0.75rem; padding: 0.5rem 0.75rem; background: var(--surface); border: 1px solid var(--border); border-left: 4px solid var(--warn); border-radius: 6px; }
 .live-bar { display: flex; gap: 0.75rem; align-items: center; justify-content: flex-end; color: var(--muted); font-size: 0.82rem; margin-bottom: 0.35rem; }
 .chart { margin: 0; }
 .chart-top, .chart-axis { display: flex; justify-content: space-between; font-size: 0.8rem; }
@@ -192,6 +197,10 @@ meter { width: 4rem; vertical-align: middle; }
   table.stack td::before { content: attr(data-label); flex: 0 0 7rem; color: var(--muted); font-size: 0.85rem; }
   table.stack td > * { min-width: 0; max-width: calc(100% - 7.5rem); }
   table.stack td.num { text-align: left; }
+  table.stack td.pick-cell::before { display: none; }
+  table.stack td.pick-cell > .pick { max-width: none; width: 100%; margin: 0; padding: 0; }
+  .pick-text { position: static; width: auto; height: auto; overflow: visible; clip: auto; white-space: normal; }
+  .btn-small { min-height: 2.5rem; }
   .excerpt { max-width: none; }
   dl.props { grid-template-columns: 1fr; gap: 0.1rem; }
   dl.props dd { margin-bottom: 0.5rem; }

@@ -2,15 +2,15 @@
  * @module dashboard/pages/execution — `/executions/:id`: one attempt's timeline (from its timestamps), output, error,
  * its attempt chain (retries and replays), and cancel or replay. Live until the attempt is final.
  */
-import { LIVE_STATUSES, NotFoundError, type Execution } from '@jobs/core';
+import { LIVE_STATUSES, NotFoundError, type Execution, type Job } from '@jobs/core';
 import type { FC } from 'hono/jsx';
-import { formatDuration, formatJson } from '../format';
+import { formatDuration, formatJson, formatUtc } from '../format';
 import { renderLive } from '../render';
 import { ActionButton, Duration, Pre, Status, When } from '../ui/components';
 import { PageHeader } from '../ui/layout';
 import type { DashRequest, View } from '../view';
 
-const isLive = (e: Execution) => (LIVE_STATUSES as readonly string[]).includes(e.status);
+export const isLive = (e: Execution) => (LIVE_STATUSES as readonly string[]).includes(e.status);
 const canReplay = (e: Execution) => e.status === 'dead' || e.status === 'failed';
 
 const Step: FC<{ title: string; at: Date | null; now: Date; children?: unknown }> = ({ title, at, now, children }) => (
@@ -66,9 +66,14 @@ const Chain: FC<{ chain: Execution[]; current: string; now: Date }> = ({ chain, 
   </ol>
 );
 
+/** Cancelling kills a running command, so it asks first: a link to a confirmation page (works without JS). */
 const Actions: FC<{ e: Execution; view: View }> = ({ e, view }) => (
   <div class="button-row">
-    {isLive(e) && <ActionButton view={view} action={`/executions/${e.id}/cancel`} label="Cancel execution" tone="danger" />}
+    {isLive(e) && (
+      <a class="btn btn-danger-link" href={`/executions/${e.id}/cancel`}>
+        Cancel execution…
+      </a>
+    )}
     {canReplay(e) &&
       (e.replayedBy ? (
         <ActionButton view={view} action={`/executions/${e.id}/replay`} label="Replay again" fields={{ force: '1' }} />
@@ -77,6 +82,27 @@ const Actions: FC<{ e: Execution; view: View }> = ({ e, view }) => (
       ))}
   </div>
 );
+
+/** A finished attempt's duration; a running one's time so far and when its timeout kills it. */
+const RunTime: FC<{ e: Execution; job: Job | null; now: Date }> = ({ e, job, now }) => {
+  if (e.status !== 'running' || !e.startedAt) return <Duration ms={e.durationMs} />;
+  const elapsed = Math.max(0, now.getTime() - e.startedAt.getTime());
+  const deadline = job ? new Date(e.startedAt.getTime() + job.timeoutMs) : null;
+  return (
+    <>
+      <span class="nowrap">running for {formatDuration(elapsed)}</span>
+      {job && deadline && (
+        <>
+          {' · '}
+          <span class="nowrap">timeout {formatDuration(job.timeoutMs)}</span>{' '}
+          <span class="muted">
+            (stopped at <time datetime={deadline.toISOString()}>{formatUtc(deadline)}</time>)
+          </span>
+        </>
+      )}
+    </>
+  );
+};
 
 export async function executionPage(r: DashRequest): Promise<Response> {
   const id = r.c.req.param('id')!;
@@ -101,7 +127,7 @@ export async function executionPage(r: DashRequest): Promise<Response> {
       <div class="status-line">
         <Status status={e.status} />
         <span>
-          attempt {e.attempt} · <Duration ms={e.durationMs} />
+          attempt {e.attempt} · <RunTime e={e} job={job} now={now} />
         </span>
         {e.replayedBy && (
           <span class="replayed">

@@ -1,12 +1,15 @@
 /**
  * @module dashboard/pages/job-form — `/jobs/new` and `POST /jobs`: create a job. The schedule preview is rendered by
  * the server (a "Preview schedule" button works without JS) and fetched as a fragment while the user types.
+ * A refused or previewed form redirects to `/jobs/new?draft=<id>` (Post/Redirect/Get, see draft.ts), so reloading
+ * the page never posts the form again.
  */
 import { ConflictError, createJob, LANES, MISFIRE_POLICIES, OVERLAP_POLICIES } from '@jobs/core';
 import type { FC } from 'hono/jsx';
+import { clearCookie, readCookie, writeCookie } from '../cookies';
 import { describeCron } from '../cron-words';
+import { newDraftId, openDraft, sealDraft } from '../draft';
 import { setFlash } from '../flash';
-import { formatInZone, formatUtc } from '../format';
 import {
   JOB_FORM_DEFAULTS,
   jobFormValues,
@@ -17,7 +20,8 @@ import {
   type JobFormValues,
 } from '../job-input';
 import { renderFragment, renderPage } from '../render';
-import { CsrfField } from '../ui/components';
+import { sessionKeys } from '../session';
+import { CsrfField, ZonedTime } from '../ui/components';
 import { CheckField, fieldId, SelectField, TextArea, TextField } from '../ui/fields';
 import { PageHeader } from '../ui/layout';
 import type { DashRequest, View } from '../view';
@@ -73,14 +77,20 @@ export const SchedulePreviewView: FC<{ cronExpr: string; timezone: string; now: 
       <ol>
         {preview.times.map((t) => (
           <li>
-            <time datetime={t.toISOString()}>{formatInZone(t, zone)}</time>
-            {zone !== 'UTC' && <span class="muted"> · {formatUtc(t)}</span>}
+            <ZonedTime at={t} zone={zone} />
           </li>
         ))}
       </ol>
     </div>
   );
 };
+
+/** Every field in the order the form shows it: the list of problems follows it. */
+const PAGE_ORDER: readonly (JobField | 'form')[] = [
+  'form', 'name', 'command', 'cron_expr', 'timezone', 'run_at', 'max_retries', 'timeout_seconds', 'lane', 'priority',
+  'handler', 'overlap', 'misfire', 'catch_up_max', 'misfire_deadline_seconds',
+  'backoff_base_seconds', 'backoff_factor', 'backoff_max_seconds', 'backoff_jitter', 'payload', 'start_paused',
+];
 
 /** Fields under "Advanced": the section opens by itself when one of them has an error. */
 const ADVANCED: readonly JobField[] = [
@@ -91,11 +101,11 @@ const ADVANCED: readonly JobField[] = [
 const options = (values: readonly string[]): [string, string][] => values.map((v) => [v, v]);
 
 const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; preview: boolean }> = ({ view, values: v, errors: e, preview }) => {
-  const problems = Object.entries(e) as [string, string][];
+  const problems = PAGE_ORDER.flatMap((field) => (e[field] === undefined ? [] : [[field, e[field]] as const]));
   return (
     <>
       {problems.length > 0 && (
-        <div class="error-summary" role="alert" id="error-summary" tabindex={-1}>
+        <div class="error-summary" role="alert" id="error-summary" tabindex={-1} autofocus>
           <h2>{problems.length === 1 ? 'One problem to fix' : `${problems.length} problems to fix`}</h2>
           <ul>
             {problems.map(([field, message]) => (
@@ -120,6 +130,7 @@ const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; prev
           <div class="field-row">
             <TextField name="cron_expr" label="Cron expression" value={v.cron_expr} error={e.cron_expr} mono placeholder="*/5 * * * *" hint="5 fields, or 6 with leading seconds, or @hourly, @daily… Empty: manual only." />
             <TextField name="timezone" label="Time zone" value={v.timezone} error={e.timezone} list="time-zones" hint="IANA name, e.g. Europe/Paris." />
+            <TextField name="run_at" label="Run once at" value={v.run_at} error={e.run_at} mono placeholder="2030-01-01T09:00:00Z" hint="Instead of a cron expression: an ISO 8601 instant with its offset. Empty for a cron or manual-only job." />
           </div>
           <datalist id="time-zones">
             {timeZones().map((z) => (
@@ -131,7 +142,6 @@ const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; prev
               <SchedulePreviewView cronExpr={v.cron_expr} timezone={v.timezone} now={view.now} />
             )}
           </div>
-          <TextField name="run_at" label="Run once at" value={v.run_at} error={e.run_at} mono placeholder="2030-01-01T09:00:00Z" hint="Instead of a cron expression: an ISO 8601 instant with its offset. Empty for a cron or manual-only job." />
         </fieldset>
         <fieldset>
           <legend>Retries and limits</legend>
@@ -176,13 +186,18 @@ const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; prev
   );
 };
 
-async function renderForm(r: DashRequest, values: JobFormValues, errors: FieldErrors, status: 200 | 400 | 409, preview = false) {
+async function renderForm(r: DashRequest, values: JobFormValues, errors: FieldErrors, status: 200 | 400 | 409, preview = false, lost = false) {
   return renderPage(r.c, r.view, {
     title: Object.keys(errors).length > 0 ? 'Error: new job' : 'New job',
     status,
     body: (
       <>
         <PageHeader title="New job" subtitle="Schedule a command with cron, run it once at a given time, or only by hand." />
+        {lost && (
+          <p class="flash flash-error" role="alert">
+            The form you were filling in is no longer here (a refused form is kept for an hour, in the browser that sent it). Start again below.
+          </p>
+        )}
         <JobForm view={r.view} values={values} errors={errors} preview={preview} />
       </>
     ),
@@ -190,20 +205,38 @@ async function renderForm(r: DashRequest, values: JobFormValues, errors: FieldEr
 }
 
 export async function newJobPage(r: DashRequest): Promise<Response> {
-  return renderForm(r, { ...JOB_FORM_DEFAULTS }, {}, 200);
+  const wanted = r.c.req.query('draft');
+  if (wanted === undefined) {
+    if (readCookie(r.c, 'draft') !== undefined) clearCookie(r.c, 'draft');
+    return renderForm(r, { ...JOB_FORM_DEFAULTS }, {}, 200);
+  }
+  const draft = openDraft(sessionKeys(r.deps.apiKeys), readCookie(r.c, 'draft'));
+  if (!draft || draft.id !== wanted) return renderForm(r, { ...JOB_FORM_DEFAULTS }, {}, 200, false, true);
+  return renderForm(r, draft.values, draft.errors, 200, draft.preview);
+}
+
+/** Post/Redirect/Get: the form again at /jobs/new?draft=…, or in place when the draft is too large for a cookie. */
+function showAgain(r: DashRequest, values: JobFormValues, errors: FieldErrors, status: 200 | 400 | 409, preview = false) {
+  const id = newDraftId();
+  const sealed = sealDraft(sessionKeys(r.deps.apiKeys), { id, values, errors, preview });
+  if (sealed === null) return renderForm(r, values, errors, status, preview);
+  writeCookie(r.c, 'draft', sealed);
+  return r.c.redirect(`/jobs/new?draft=${id}`, 303);
 }
 
 export async function createJobSubmit(r: DashRequest): Promise<Response> {
   const values = jobFormValues(r.form);
-  if (r.form.get('intent') === 'preview') return renderForm(r, values, {}, 200, true);
+  if (r.form.get('intent') === 'preview') return showAgain(r, values, {}, 200, true);
   const { spec, errors } = jobSpecFromForm(values, r.deps.shortLaneMaxTimeoutMs);
-  if (!spec) return renderForm(r, values, errors, 400);
+  if (!spec) return showAgain(r, values, errors, 400);
   try {
     const job = await createJob(r.commands, spec);
+    // The draft cookie is scoped to /jobs/new, so this request cannot see it: clear it blind.
+    clearCookie(r.c, 'draft');
     setFlash(r.c, 'created', job.id);
     return r.c.redirect(`/jobs/${job.id}`, 303);
   } catch (error) {
-    if (error instanceof ConflictError) return renderForm(r, values, { name: 'a live job already has this name' }, 409);
+    if (error instanceof ConflictError) return showAgain(r, values, { name: 'a live job already has this name' }, 409);
     throw error;
   }
 }

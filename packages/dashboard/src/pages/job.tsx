@@ -4,9 +4,9 @@
  */
 import { nextFireTimes, NotFoundError, parseCron, type Job } from '@jobs/core';
 import type { FC } from 'hono/jsx';
-import { formatDuration, formatInZone, formatJson, formatUtc } from '../format';
+import { formatDuration, formatJson } from '../format';
 import { renderLive, renderPage } from '../render';
-import { ActionButton, ExecutionRow, JobActions, Pre, Schedule, Status, Table, When, executionHeaders } from '../ui/components';
+import { ActionButton, ExecutionRow, JobActions, Pre, Schedule, Status, Table, When, ZonedTime, executionHeaders } from '../ui/components';
 import { PageHeader } from '../ui/layout';
 import type { DashRequest } from '../view';
 
@@ -30,8 +30,7 @@ const Upcoming: FC<{ job: Job; now: Date }> = ({ job, now }) => {
       <ol class="compact">
         {times.map((t) => (
           <li>
-            <time datetime={t.toISOString()}>{formatInZone(t, job.timezone)}</time>
-            {job.timezone !== 'UTC' && <span class="muted"> · {formatUtc(t)}</span>}
+            <ZonedTime at={t} zone={job.timezone} />
           </li>
         ))}
       </ol>

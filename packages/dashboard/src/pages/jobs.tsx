@@ -29,8 +29,14 @@ export async function jobsPage(r: DashRequest): Promise<Response> {
   const before = q.before && /^[1-9][0-9]{0,17}$/.test(q.before) ? q.before : undefined;
   const page = await keysetPage((n) => r.deps.store.jobList({ status, before, limit: n }), PAGE_SIZE, (job) => job);
   const outcomes = await r.deps.store.executionLastOutcomes(page.data.map((j) => j.id));
-  const returnTo = r.c.req.path + (status ? `?status=${status}` : '');
+  // Back to this very page after an action on a row (same filter, same page of results).
+  const back = new URLSearchParams(Object.entries({ status, before }).filter((kv): kv is [string, string] => kv[1] !== undefined));
+  const returnTo = r.c.req.path + (back.size > 0 ? `?${back}` : '');
   const now = r.view.now;
+  // Back from Run now, Pause or Resume on a row still listed: focus returns to that row's control.
+  const target = r.view.flash?.target;
+  const focusRow = target && page.data.some((job) => job.id === target.job) ? target : undefined;
+  if (focusRow) r.view.focusHeld = true;
 
   const live = (
     <>
@@ -73,7 +79,7 @@ export async function jobsPage(r: DashRequest): Promise<Response> {
                 )}
               </Cell>
               <Cell label="Actions">
-                <JobActions view={r.view} job={job} returnTo={returnTo} small />
+                <JobActions view={r.view} job={job} returnTo={returnTo} small focus={focusRow?.job === job.id ? focusRow.control : undefined} />
               </Cell>
             </tr>
           );

@@ -1,6 +1,7 @@
 /**
  * @module dashboard/pages/login — sign in with an API key (the session cookie holds an HMAC, never the key), sign out.
- * The key is never echoed back, put in a URL or logged.
+ * The key is never echoed back, put in a URL or logged. A refused key redirects back to the form with a one-shot
+ * notice (Post/Redirect/Get), so a reload never posts the key again.
  */
 import type { FC } from 'hono/jsx';
 import { clearCookie, writeCookie } from '../cookies';
@@ -53,10 +54,21 @@ const LoginForm: FC<{ view: View; next: string; error?: string }> = ({ view, nex
   </div>
 );
 
+/** The sign-in page for `next`; the form's address keeps it. */
+const loginPath = (next: string) => (next === '/' ? '/login' : `/login?next=${encodeURIComponent(next)}`);
+
 export async function loginPage(r: DashRequest): Promise<Response> {
   const next = nextPath(r.c.req.query('next'));
   if (r.view.open || r.view.signedIn) return r.c.redirect(next, 303);
-  return renderPage(r.c, r.view, { title: 'Sign in', bare: true, body: <LoginForm view={r.view} next={next} /> });
+  // A refused key is shown beside the field, which keeps focus (autofocus) and is described by the message.
+  const error = r.view.flash?.field === 'key' ? r.view.flash.text : undefined;
+  if (error) r.view.flash = null;
+  r.view.focusHeld = true;
+  return renderPage(r.c, r.view, {
+    title: error ? 'Error: sign in' : 'Sign in',
+    bare: true,
+    body: <LoginForm view={r.view} next={next} error={error} />,
+  });
 }
 
 export async function loginSubmit(r: DashRequest): Promise<Response> {
@@ -66,8 +78,8 @@ export async function loginSubmit(r: DashRequest): Promise<Response> {
   const index = key.length > 0 && key.length <= MAX_KEY_LENGTH ? matchApiKey(r.deps.apiKeys, key) : -1;
   if (index < 0) {
     r.deps.logger.warn({ event: 'dashboard.login_failed', request_id: r.view.requestId });
-    const error = key.length === 0 ? 'Enter an API key.' : 'That key is not one of the configured API keys.';
-    return renderPage(r.c, r.view, { title: 'Sign in', bare: true, status: 401, body: <LoginForm view={r.view} next={next} error={error} /> });
+    setFlash(r.c, key.length === 0 ? 'login-empty' : 'login-failed');
+    return r.c.redirect(loginPath(next), 303);
   }
   writeCookie(r.c, 'session', mintSession(sessionKeys(r.deps.apiKeys), index, r.view.now));
   r.deps.logger.info({ event: 'dashboard.login', request_id: r.view.requestId });
@@ -76,6 +88,7 @@ export async function loginSubmit(r: DashRequest): Promise<Response> {
 
 export async function logout(r: DashRequest): Promise<Response> {
   clearCookie(r.c, 'session');
+  clearCookie(r.c, 'draft');
   setFlash(r.c, 'signed-out');
   return r.c.redirect(r.view.open ? '/' : '/login', 303);
 }

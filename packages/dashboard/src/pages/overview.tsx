@@ -11,7 +11,7 @@ import { Cell, Status } from '../ui/components';
 import { PageHeader } from '../ui/layout';
 import type { DashRequest } from '../view';
 
-const LIVE: readonly ExecutionStatus[] = ['queued', 'retrying', 'running'];
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 const Card: FC<{ value: string | number; label: string; href?: string }> = ({ value, label, href }) => {
   const inner = (
@@ -22,6 +22,14 @@ const Card: FC<{ value: string | number; label: string; href?: string }> = ({ va
   );
   return <li class="card">{href ? <a href={href}>{inner}</a> : inner}</li>;
 };
+
+/** What each status card counts: live statuses right now (queued split into due and ahead), final ones over 24 h. */
+function statusLabel(status: ExecutionStatus, ahead: number): string {
+  if (status === 'queued') return ahead === 0 ? 'queued now, all due' : `queued now, ${ahead} of them not due yet`;
+  if (status === 'retrying') return 'waiting to retry now';
+  if (status === 'running') return 'running now';
+  return `${status}, last 24 h`;
+}
 
 export async function overviewPage(r: DashRequest): Promise<Response> {
   const { store, queue } = r.deps;
@@ -44,8 +52,13 @@ export async function overviewPage(r: DashRequest): Promise<Response> {
     <>
       <h2 id="now-heading">Right now</h2>
       <ul class="cards" aria-labelledby="now-heading">
-        <Card value={stats.oldestQueuedAgeMs === null ? '—' : formatDuration(stats.oldestQueuedAgeMs)} label="oldest queued execution waiting" />
-        <Card value={workers.length} label={`active workers (${inFlight} of ${capacity} slots busy)`} href="/workers" />
+        <Card value={stats.queuedDue} label="due and waiting for a worker" href="/executions?status=queued" />
+        <Card value={stats.oldestQueuedAgeMs === null ? '—' : formatDuration(stats.oldestQueuedAgeMs)} label="longest wait of those" />
+        <Card
+          value={workers.length}
+          label={`active workers: ${inFlight} of ${plural(capacity, 'slot', 'slots')} busy at their last heartbeat`}
+          href="/workers"
+        />
         <Card value={finishedHour} label="finished in the last hour" />
         <Card value={formatPercent(failedHour, finishedHour)} label="failed or dead, last hour" />
         <Card value={stats.durationMs.p50 === null ? '—' : formatDuration(stats.durationMs.p50)} label="median duration (p50)" />
@@ -55,9 +68,14 @@ export async function overviewPage(r: DashRequest): Promise<Response> {
       <h2 id="status-heading">Executions by status</h2>
       <ul class="cards" aria-labelledby="status-heading">
         {EXECUTION_STATUSES.map((s) => (
-          <Card value={stats.counts[s]} label={`${s}${LIVE.includes(s) ? ' now' : ', last 24 h'}`} href={`/executions?status=${s}`} />
+          <Card value={stats.counts[s]} label={statusLabel(s, stats.counts.queued - stats.queuedDue)} href={`/executions?status=${s}`} />
         ))}
       </ul>
+      <p class="hint">
+        Running counts the attempts holding a lease in PostgreSQL; workers report their busy slots with each heartbeat,
+        and an attempt whose worker stopped reporting stays running until its lease expires, so the two can differ for a
+        while.
+      </p>
 
       <div class="grid-2">
         <section class="panel" aria-labelledby="throughput-heading">

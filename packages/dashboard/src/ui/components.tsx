@@ -2,8 +2,10 @@
 import type { Execution, ExecutionStatus, Job } from '@jobs/core';
 import type { Child, FC, PropsWithChildren } from 'hono/jsx';
 import { describeCron } from '../cron-words';
-import { excerpt, formatDuration, formatRelative, formatUtc } from '../format';
+import { excerpt, formatDuration, formatInZone, formatRelative, formatUtc } from '../format';
 import type { View } from '../view';
+
+const focusProps = (on: boolean) => (on ? { autofocus: true, describedBy: 'flash' } : {});
 
 export const CsrfField: FC<{ view: View }> = ({ view }) => <input type="hidden" name="_csrf" value={view.csrf} />;
 
@@ -16,7 +18,7 @@ export const When: FC<{ at: Date | null; now: Date; exact?: boolean }> = ({ at, 
   const absolute = formatUtc(at);
   return exact ? (
     <span>
-      <time datetime={at.toISOString()}>{absolute}</time> <span class="muted">({formatRelative(at, now)})</span>
+      <time datetime={at.toISOString()}>{absolute}</time> <span class="muted nowrap">({formatRelative(at, now)})</span>
     </span>
   ) : (
     <time datetime={at.toISOString()} title={absolute}>
@@ -24,6 +26,19 @@ export const When: FC<{ at: Date | null; now: Date; exact?: boolean }> = ({ at, 
     </time>
   );
 };
+
+/** A fire time as the zone's wall time, then in UTC; each part stays on one line (no break inside a date). */
+export const ZonedTime: FC<{ at: Date; zone: string }> = ({ at, zone }) => (
+  <>
+    <time datetime={at.toISOString()}>{formatInZone(at, zone)}</time>
+    {zone !== 'UTC' && (
+      <>
+        {' · '}
+        <span class="muted nowrap">{formatUtc(at)}</span>
+      </>
+    )}
+  </>
+);
 
 export const Duration: FC<{ ms: number | null }> = ({ ms }) => (ms === null ? <span class="muted">—</span> : <>{formatDuration(ms)}</>);
 
@@ -49,29 +64,47 @@ export const ActionButton: FC<{
   tone?: 'primary' | 'danger' | 'plain';
   small?: boolean;
   describedBy?: string;
+  autofocus?: boolean;
   /** Hidden fields posted with the button. */
   fields?: Record<string, string>;
-}> = ({ view, action, label, returnTo, tone = 'plain', small, describedBy, fields }) => (
+}> = ({ view, action, label, returnTo, tone = 'plain', small, describedBy, autofocus, fields }) => (
   <form method="post" action={action} class="inline-form">
     <CsrfField view={view} />
     {returnTo && <input type="hidden" name="return_to" value={returnTo} />}
     {Object.entries(fields ?? {}).map(([name, value]) => (
       <input type="hidden" name={name} value={value} />
     ))}
-    <button type="submit" class={`btn btn-${tone}${small ? ' btn-small' : ''}`} aria-describedby={describedBy}>
+    <button type="submit" class={`btn btn-${tone}${small ? ' btn-small' : ''}`} aria-describedby={describedBy} autofocus={autofocus || undefined}>
       {label}
     </button>
   </form>
 );
 
-/** The job's actions: run now, pause or resume, delete (a link to a confirmation page, which works without JS). */
-export const JobActions: FC<{ view: View; job: Job; returnTo: string; small?: boolean }> = ({ view, job, returnTo, small }) => (
+/**
+ * The job's actions: run now, pause or resume, delete (a link to a confirmation page, which works without JS).
+ * `focus`: the control that takes focus back after its action (described by the flash saying what happened).
+ */
+export const JobActions: FC<{ view: View; job: Job; returnTo: string; small?: boolean; focus?: 'trigger' | 'toggle' }> = ({
+  view,
+  job,
+  returnTo,
+  small,
+  focus,
+}) => (
   <div class="button-row" role="group" aria-label={`Actions for ${job.name}`}>
-    <ActionButton view={view} action={`/jobs/${job.id}/trigger`} label="Run now" returnTo={returnTo} tone="primary" small={small} />
+    <ActionButton
+      view={view}
+      action={`/jobs/${job.id}/trigger`}
+      label="Run now"
+      returnTo={returnTo}
+      tone="primary"
+      small={small}
+      {...focusProps(focus === 'trigger')}
+    />
     {job.status === 'active' ? (
-      <ActionButton view={view} action={`/jobs/${job.id}/pause`} label="Pause" returnTo={returnTo} small={small} />
+      <ActionButton view={view} action={`/jobs/${job.id}/pause`} label="Pause" returnTo={returnTo} small={small} {...focusProps(focus === 'toggle')} />
     ) : (
-      <ActionButton view={view} action={`/jobs/${job.id}/resume`} label="Resume" returnTo={returnTo} small={small} />
+      <ActionButton view={view} action={`/jobs/${job.id}/resume`} label="Resume" returnTo={returnTo} small={small} {...focusProps(focus === 'toggle')} />
     )}
     <a class={`btn btn-danger-link${small ? ' btn-small' : ''}`} href={`/jobs/${job.id}/delete`}>
       Delete…
@@ -191,7 +224,13 @@ export const ExecutionRow: FC<{ e: Execution; now: Date; names?: Map<string, str
       <When at={e.queuedAt} now={now} />
     </Cell>
     <Cell label="Duration">
-      <Duration ms={e.durationMs} />
+      {e.status === 'running' && e.startedAt ? (
+        <span class="nowrap">
+          {formatDuration(Math.max(0, now.getTime() - e.startedAt.getTime()))} <span class="muted">so far</span>
+        </span>
+      ) : (
+        <Duration ms={e.durationMs} />
+      )}
     </Cell>
     <Cell label="Worker" class="wrap-anywhere">
       {e.workerId ?? <span class="muted">—</span>}

@@ -67,7 +67,14 @@ export const Layout: FC<PropsWithChildren<{ view: View; title: string; bare?: bo
       )}
       <main id="main" tabindex={-1}>
         {view.flash && (
-          <div class={`flash flash-${view.flash.tone}`} role={view.flash.tone === 'error' ? 'alert' : 'status'}>
+          // Focus lands here after an action (no JS needed), unless the page returns it to the row acted on.
+          <div
+            id="flash"
+            class={`flash flash-${view.flash.tone}`}
+            role={view.flash.tone === 'error' ? 'alert' : 'status'}
+            tabindex={-1}
+            autofocus={!view.focusHeld || undefined}
+          >
             {view.flash.text}
             {view.flash.link && (
               <>
@@ -81,7 +88,7 @@ export const Layout: FC<PropsWithChildren<{ view: View; title: string; bare?: bo
       </main>
       <footer class="bottom">
         <p>
-          Request <code>{view.requestId}</code> · rendered {view.now.toISOString().replace('T', ' ').slice(0, 19)} UTC
+          Request <code>{view.requestId}</code> · rendered <span class="nowrap">{view.now.toISOString().replace('T', ' ').slice(0, 19)} UTC</span>
         </p>
       </footer>
     </body>
