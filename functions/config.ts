@@ -3,6 +3,7 @@
  * are reported at once, and nothing below functions/ ever reads process.env.
  */
 import { EXECUTION_STATUSES, LANES, parseDuration, type ExecutionStatus, type Lane } from '@jobs/core';
+import { closeSync, readFileSync } from 'node:fs';
 
 export interface Config {
   databaseUrl: string;
@@ -50,8 +51,35 @@ export class ConfigError extends Error {
   }
 }
 
+/** Variables handed over by `jobs-supervise --scrub`, read once per process. */
+let handedOver: Record<string, string> | null = null;
+
+/**
+ * `env` plus the secrets `jobs-supervise --scrub VAR,... -- node ...` moved out of the environment into the pipe
+ * named by JOBS_SECRETS_FD: the pipe is read once and closed, so no /proc file of this process holds them
+ * (README, "Trust boundary": for a worker that is not root, whose commands run as its own user).
+ */
+export function withHandedOverSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const fd = env.JOBS_SECRETS_FD;
+  if (fd !== undefined && handedOver === null && /^\d+$/.test(fd)) {
+    handedOver = {};
+    try {
+      const text = readFileSync(Number(fd), 'utf8');
+      for (const entry of text.split('\0')) {
+        const eq = entry.indexOf('=');
+        if (eq > 0) handedOver[entry.slice(0, eq)] = entry.slice(eq + 1);
+      }
+    } finally {
+      closeSync(Number(fd));
+    }
+    if (env === process.env) delete process.env.JOBS_SECRETS_FD;
+  }
+  return handedOver ? { ...env, ...handedOver } : env;
+}
+
 /** Documented in README "Configuration"; keep the two in step. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(input: NodeJS.ProcessEnv = process.env): Config {
+  const env = input === process.env ? withHandedOverSecrets(input) : input;
   const problems: string[] = [];
   const text = (name: string, fallback: string) => (env[name] ?? '').trim() || fallback;
   const duration = (name: string, fallback: string, min = 1) => {

@@ -10,7 +10,9 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTestEnv, eventually, recorder, type TestEnv } from './support/env';
 import { jobSpec } from './support/fixtures';
-import { spawnEntry, type Child } from './support/processes';
+import { spawn } from 'node:child_process';
+import { ROOT, spawnEntry, type Child } from './support/processes';
+import { supervision } from './support/engine';
 import { isRoot, processesWith, sharedDir, uniqueSleep } from './support/procs';
 
 let env: TestEnv;
@@ -37,20 +39,75 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function startWorker(): Promise<Child> {
+function workerEnv(): Record<string, string> {
   const url = new URL(env.childEnv.DATABASE_URL!);
   url.password = secrets.password; // trust authentication ignores it; the job must still never see it
-  worker = spawnEntry('functions/worker-process.ts', {
+  return {
     ...env.childEnv,
     DATABASE_URL: url.toString(),
     API_KEYS: secrets.apiKey,
     AWS_SECRET_ACCESS_KEY: secrets.aws,
     LEASE_TIMEOUT: '3s',
     WORKER_CONCURRENCY: '4',
-  });
+  };
+}
+
+async function startWorker(): Promise<Child> {
+  worker = spawnEntry('functions/worker-process.ts', workerEnv());
   await worker.waitFor(/"event":"worker\.started"/);
   return worker;
 }
+
+/** The worker as an unprivileged user (its commands then run as that user too), optionally through the scrub. */
+async function startUnprivilegedWorker(scrub: boolean): Promise<{ pid: number; stop(): Promise<void> }> {
+  const node = [process.execPath, '--import', 'tsx', `${ROOT}functions/worker-process.ts`];
+  const argv = scrub ? [supervision!.path, '--scrub', 'DATABASE_URL,REDIS_URL,API_KEYS,AWS_SECRET_ACCESS_KEY', '--', ...node] : node;
+  const child = spawn(argv[0]!, argv.slice(1), {
+    cwd: ROOT,
+    uid: 65534,
+    gid: 65534,
+    env: { PATH: process.env.PATH!, HOME: '/tmp', LOG_LEVEL: 'info', ...workerEnv() },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c));
+  child.stderr!.on('data', (c: Buffer) => (output += c));
+  await eventually(() => output.includes('"event":"worker.started"'), 30_000).catch(() => {
+    throw new Error(`worker did not start:\n${output}`);
+  });
+  return {
+    pid: child.pid!,
+    stop: async () => {
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+/** Runs the ancestor-scanning job once and returns its output. */
+async function scanOutput(): Promise<string> {
+  const job = await createJob(deps, jobSpec({ handler: null, command: SCAN }));
+  const { execution } = await triggerJob(deps, { jobId: job.id });
+  const done = await eventually(async () => {
+    const e = await env.store.executionGet(execution.id);
+    return e && e.status === 'succeeded' ? e : null;
+  }, 20_000);
+  expect(done.output).toContain(`JOB_EXECUTION_ID=${execution.id}`);
+  return done.output!;
+}
+
+// Every ancestor up to pid 1: its environment and command line if readable, and a signal to it; then its own env.
+const SCAN = [
+  'p=$PPID',
+  'while [ "$p" -gt 1 ]; do',
+  '  echo "ancestor $p"',
+  '  tr "\\0" "\\n" < /proc/$p/environ 2>/dev/null && echo "read environ of $p"',
+  '  tr "\\0" " " < /proc/$p/cmdline 2>/dev/null; echo',
+  '  kill -0 $p 2>/dev/null && echo "may signal $p"',
+  '  p=$(sed "s/.*) . //" /proc/$p/stat | cut -d" " -f1)',
+  'done',
+  'env',
+].join('\n');
 
 const sideEffects = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n') : []);
 
@@ -81,32 +138,8 @@ describe('a job cannot escape its attempt', () => {
 
   it('a job scanning /proc of every ancestor and its own environment finds none of the secrets, and cannot signal its worker', async () => {
     const w = await startWorker();
-    const job = await createJob(
-      deps,
-      jobSpec({
-        handler: null,
-        // Every ancestor up to pid 1: its environment and command line if readable, and a signal to it.
-        command: [
-          'p=$PPID',
-          'while [ "$p" -gt 1 ]; do',
-          '  echo "ancestor $p"',
-          '  tr "\\0" "\\n" < /proc/$p/environ 2>/dev/null && echo "read environ of $p"',
-          '  tr "\\0" " " < /proc/$p/cmdline 2>/dev/null; echo',
-          '  kill -0 $p 2>/dev/null && echo "may signal $p"',
-          '  p=$(sed "s/.*) . //" /proc/$p/stat | cut -d" " -f1)',
-          'done',
-          'env',
-        ].join('\n'),
-      }),
-    );
-    const { execution } = await triggerJob(deps, { jobId: job.id });
-    const done = await eventually(async () => {
-      const e = await env.store.executionGet(execution.id);
-      return e && e.status === 'succeeded' ? e : null;
-    }, 15_000);
-    const output = done.output!;
-    // The scan did run: it saw its own environment and walked up past its worker.
-    expect(output).toContain(`JOB_EXECUTION_ID=${execution.id}`);
+    const output = await scanOutput();
+    // The scan did run: it walked up past its worker.
     expect(output).toContain(`ancestor ${w.process.pid}`);
     for (const secret of Object.values(secrets)) expect(output).not.toContain(secret);
     expect(output).not.toMatch(/^(DATABASE_URL|REDIS_URL|API_KEYS|AWS_SECRET_ACCESS_KEY)=/m);
@@ -114,5 +147,20 @@ describe('a job cannot escape its attempt', () => {
       expect(output).not.toMatch(/read environ of \d|may signal \d/);
     }
     expect(w.process.exitCode).toBeNull();
+  });
+
+  it.runIf(isRoot)('a worker that is not root, started through jobs-supervise --scrub, has no secret in its /proc environ', async () => {
+    // Without the scrub its commands (its own user) read the secrets from the worker's environ: why it exists.
+    const plain = await startUnprivilegedWorker(false);
+    const exposed = await scanOutput();
+    await plain.stop();
+    expect(exposed).toContain(`read environ of ${plain.pid}`);
+    expect(exposed).toContain(secrets.apiKey);
+
+    const scrubbed = await startUnprivilegedWorker(true);
+    const output = await scanOutput();
+    await scrubbed.stop();
+    expect(output).toContain(`read environ of ${scrubbed.pid}`);
+    for (const secret of Object.values(secrets)) expect(output).not.toContain(secret);
   });
 });

@@ -3,6 +3,10 @@
  *
  *   jobs-supervise [--user NAME] [--kill-after MS] -- PROGRAM [ARG...]
  *   jobs-supervise --check-user NAME      prints "uid gid" of NAME and exits 0 (1 if there is no such user)
+ *   jobs-supervise --scrub VAR,VAR -- PROGRAM [ARG...]
+ *       execs PROGRAM without those variables in its environment; their values wait in a pipe whose read end is
+ *       the descriptor named by JOBS_SECRETS_FD (functions/config.ts reads and closes it at start). For a worker
+ *       that is not root: its commands run as its own user and can read /proc/<pid>/environ of its process.
  *
  * Why a process of its own: the worker is Node, which can neither become a child subreaper nor run code between
  * fork and exec. This supervisor is a child subreaper (PR_SET_CHILD_SUBREAPER), so every process the command starts
@@ -174,6 +178,32 @@ static void run_as(const char *user) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("no_new_privs");
 }
 
+/* Moves the listed variables from the environment into a pipe, then becomes PROGRAM (same pid, clean environ). */
+static void exec_scrubbed(char *list, char **program) {
+  int fds[2];
+  if (pipe(fds) != 0) fail("pipe");
+  size_t total = 0;
+  for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
+    const char *value = getenv(name);
+    if (!value) continue;
+    size_t n = strlen(name), v = strlen(value);
+    total += n + v + 2;
+    /* Written before anyone reads: more than a pipe holds would block for ever. */
+    if (total > 60000) {
+      fprintf(stderr, "jobs-supervise: the variables to scrub hold more than 60000 bytes\n");
+      _exit(127);
+    }
+    if (write(fds[1], name, n) != (ssize_t)n || write(fds[1], "=", 1) != 1 || write(fds[1], value, v + 1) != (ssize_t)(v + 1)) fail("write");
+    unsetenv(name);
+  }
+  close(fds[1]);
+  char fd[16];
+  snprintf(fd, sizeof fd, "%d", fds[0]);
+  setenv("JOBS_SECRETS_FD", fd, 1);
+  execvp(program[0], program);
+  fail(program[0]);
+}
+
 static void exit_like(int status) {
   if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
   int sig = WTERMSIG(status);
@@ -190,6 +220,7 @@ static void exit_like(int status) {
 
 int main(int argc, char **argv) {
   const char *user = NULL;
+  char *scrub = NULL;
   long kill_after_ms = 2000;
   int i = 1;
   for (; i < argc; i++) {
@@ -204,6 +235,7 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (strcmp(argv[i], "--user") == 0 && i + 1 < argc) { user = argv[++i]; continue; }
+    if (strcmp(argv[i], "--scrub") == 0 && i + 1 < argc) { scrub = argv[++i]; continue; }
     if (strcmp(argv[i], "--kill-after") == 0 && i + 1 < argc) { kill_after_ms = atol(argv[++i]); continue; }
     fprintf(stderr, "usage: jobs-supervise [--user NAME] [--kill-after MS] -- PROGRAM [ARG...]\n");
     return 127;
@@ -212,6 +244,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: jobs-supervise [--user NAME] [--kill-after MS] -- PROGRAM [ARG...]\n");
     return 127;
   }
+  if (scrub) exec_scrubbed(scrub, &argv[i]);
   self = getpid();
   if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) fail("subreaper");
 
