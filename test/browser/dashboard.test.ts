@@ -5,9 +5,9 @@
  * on a laptop and a phone viewport into test/artifacts/screenshots/. No page may make a request that fails, get a
  * response >= 400 that the scenario did not ask for, or log a console error (a CSP violation would be one).
  */
+import { sharedDir } from '../support/procs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { eventually } from '../support/env';
@@ -22,7 +22,8 @@ const title = HAS_CHROMIUM ? 'dashboard in chromium' : `dashboard in chromium (S
 describe.skipIf(!HAS_CHROMIUM)(title, () => {
   let stack: Stack;
   let browser: Browser;
-  const scratch = mkdtempSync(join(tmpdir(), 'dashboard-test-'));
+  // Commands of a root worker run as nobody, which must be able to see the gate file the test creates in here.
+  const scratch = sharedDir('dashboard-test');
 
   beforeAll(async () => {
     [stack, browser] = await Promise.all([startStack(), launchBrowser()]);
