@@ -108,18 +108,21 @@ export function checkEffects(jobs: EffectJobs, killedAt: Map<string, number>): {
 }
 
 /**
- * Processes still alive whose environment names this scenario's queue prefix, other than the system's own (the
- * `own` pids), as `pid uid command`.
+ * Processes of this scenario's jobs still alive, as `pid uid command`: their environment names the scenario's queue
+ * prefix and an execution (commands get JOB_EXECUTION_ID; the system's own processes, such as the esbuild service
+ * tsx starts beside each node process, do not). `own` pids are skipped.
  */
 export function leftoverProcesses(prefix: string, own: Set<number>): string[] {
   const marker = Buffer.from(`QUEUE_PREFIX=${prefix}\0`);
+  const job = Buffer.from('\0JOB_EXECUTION_ID=');
   const left: string[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || own.has(Number(entry))) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (!readFileSync(`/proc/${entry}/environ`).includes(marker)) continue;
+      const environ = readFileSync(`/proc/${entry}/environ`);
+      if (!environ.includes(marker) || !environ.includes(job)) continue;
       const uid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1];
       left.push(`${entry} uid ${uid} ${readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 120)}`);
     } catch {
