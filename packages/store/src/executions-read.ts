@@ -1,8 +1,8 @@
 /** @module executions-read — reading executions: one, lists with keyset pagination, and the stats. */
-import type { Execution, ExecutionStatus, Lane } from '@jobs/core';
+import type { Execution, ExecutionStatus, ExecutionSummary, Lane } from '@jobs/core';
 import type pg from 'pg';
 import { isId } from './jobs';
-import { EXECUTION_COLUMNS, toExecution } from './rows';
+import { EXECUTION_COLUMNS, EXECUTION_SUMMARY_COLUMNS, toExecution, toExecutionSummary } from './rows';
 
 export interface ExecutionListFilter {
   jobId?: string;
@@ -18,15 +18,16 @@ export async function executionGet(pool: pg.Pool, id: string): Promise<Execution
   return rows[0] ? toExecution(rows[0]) : null;
 }
 
-export async function executionList(pool: pg.Pool, filter: ExecutionListFilter): Promise<Execution[]> {
+/** A page of list rows, newest first (payload and output stay on executionGet). */
+export async function executionList(pool: pg.Pool, filter: ExecutionListFilter): Promise<ExecutionSummary[]> {
   if (filter.jobId !== undefined && !isId(filter.jobId)) return [];
   const { rows } = await pool.query(
-    `SELECT ${EXECUTION_COLUMNS} FROM executions
+    `SELECT ${EXECUTION_SUMMARY_COLUMNS} FROM executions
      WHERE ($1::bigint IS NULL OR job_id = $1) AND ($2::text IS NULL OR status = $2) AND ($3::bigint IS NULL OR id < $3)
      ORDER BY id DESC LIMIT $4`,
     [filter.jobId ?? null, filter.status ?? null, filter.before ?? null, filter.limit],
   );
-  return rows.map(toExecution);
+  return rows.map(toExecutionSummary);
 }
 
 export interface ExecutionStats {

@@ -15,6 +15,7 @@ import { jobDefinitions } from './job-definitions';
 import { createTriggerBatcher } from './trigger-batch';
 
 export { migrate, migrations } from './migrate';
+export { StorePool, idempotent, isConnectionError, retrySafe, type StorePoolConfig, type StorePoolEvent } from './pool';
 export { isId } from './jobs';
 export type { JobListFilter } from './jobs';
 export type { ExecutionListFilter, ExecutionStats, MinuteOutcomes } from './executions-read';
