@@ -145,7 +145,7 @@ describe('StorePool', () => {
 
   it('leaves no prepared statement in the session when statements are unnamed', async () => {
     const statement = { name: 'stale_test_probe', text: 'SELECT $1::int AS n', values: [7] };
-    const prepared = async (p: StorePool) => (await p.query('SELECT name FROM pg_prepared_statements')).rows.map((r) => r.name);
+    const prepared = async (p: StorePool) => (await p.query('SELECT name FROM pg_prepared_statements')).rows.map((r: { name: string }) => r.name);
     const named = pool(uniqueName('named')).p;
     expect((await named.query(statement)).rows).toEqual([{ n: 7 }]);
     expect(await prepared(named)).toEqual(['stale_test_probe']);

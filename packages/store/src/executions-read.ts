@@ -30,6 +30,39 @@ export async function executionList(pool: pg.Pool, filter: ExecutionListFilter):
   return rows.map(toExecutionSummary);
 }
 
+/** Work per lane right now: due and waiting to start, running, and how long the oldest due one has waited. */
+export interface LaneLoad {
+  waiting: number;
+  running: number;
+  oldestWaitingAgeMs: number | null;
+}
+
+/**
+ * Live executions per lane by the database clock (the tick's scaling metrics). Reads only live rows, through the
+ * executions_live partial index, so the history's size does not matter.
+ */
+export async function executionsLoadByLane(pool: pg.Pool): Promise<Record<Lane, LaneLoad>> {
+  const { rows } = await pool.query(
+    `SELECT lane,
+            count(*) FILTER (WHERE status <> 'running' AND scheduled_for <= now())::int AS waiting,
+            count(*) FILTER (WHERE status = 'running')::int AS running,
+            extract(epoch FROM now() - min(scheduled_for) FILTER (WHERE status <> 'running' AND scheduled_for <= now())) * 1000 AS oldest_ms
+     FROM executions WHERE status IN ('queued', 'retrying', 'running') GROUP BY lane`,
+  );
+  const out: Record<Lane, LaneLoad> = {
+    short: { waiting: 0, running: 0, oldestWaitingAgeMs: null },
+    long: { waiting: 0, running: 0, oldestWaitingAgeMs: null },
+  };
+  for (const r of rows) {
+    const lane = out[r.lane as Lane];
+    if (!lane) continue;
+    lane.waiting = r.waiting;
+    lane.running = r.running;
+    lane.oldestWaitingAgeMs = r.oldest_ms === null ? null : Math.max(0, Math.round(Number(r.oldest_ms)));
+  }
+  return out;
+}
+
 export interface ExecutionStats {
   /** Live statuses are exact; final ones count the last 24 hours (from the per-minute rollup). */
   counts: Record<ExecutionStatus, number>;
