@@ -28,14 +28,14 @@ function transformed(hook: unknown, args: Record<string, unknown> = {}) {
 
 /** The worst case from the graph's own values (not from infra/budget.ts), for the budget check. */
 function graphBudget(graph: ResourceGraph) {
-  const reserved = (name: string) => Number(resolve(graph.one('sst.aws.Function', name).args.concurrency)?.reserved);
+  const reserved = (name: string) => Number((resolve(graph.one('sst.aws.Function', name).args.concurrency) as { reserved?: number } | undefined)?.reserved);
   const service = graph.one('sst.aws.Service', 'ContainerWorker');
   return {
     apiReserved: reserved('ApiHandler'),
     workerReserved: reserved('Worker'),
     tickReserved: reserved('Tick'),
     migrateReserved: reserved('Migrate'),
-    containerMaxTasks: Number(resolve(service.args.scaling).max),
+    containerMaxTasks: Number((resolve(service.args.scaling) as { max?: number }).max),
     containerPoolMax: Number(plainEnvironment(service).DATABASE_POOL_MAX),
     deployMaxPercent: Number(transformed(service.args.transform?.service).deploymentMaximumPercent ?? 200),
   };
