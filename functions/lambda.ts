@@ -68,6 +68,17 @@ export async function resetForTests(): Promise<void> {
   if (built) await (await built.catch(() => null))?.close();
 }
 
+/** Delayed work due this long after the next tick is still woken for by this one (ticks start a little late). */
+const WAKE_HORIZON_MARGIN_MS = 5_000;
+
+/**
+ * How far ahead the tick wakes worker Lambdas for delayed work, and how long a woken one waits for such work
+ * before it returns: until the next tick, plus a margin.
+ */
+export function wakeHorizonMs(config: { scheduleIntervalMs: number }): number {
+  return config.scheduleIntervalMs + WAKE_HORIZON_MARGIN_MS;
+}
+
 /** Milliseconds from now until `context` reaches `marginMs` of remaining time (never negative). */
 export function budgetMs(context: Pick<LambdaContext, 'getRemainingTimeInMillis'>, marginMs: number): number {
   return Math.max(0, context.getRemainingTimeInMillis() - marginMs);

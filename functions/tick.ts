@@ -11,7 +11,7 @@
 import { LANES, reapOnce, reconcileOnce, runTick, type ReapResult, type TickResult } from '@jobs/core';
 import type { Context as LambdaContext, ScheduledEvent } from 'aws-lambda';
 import { WORK_AVAILABLE_DETAIL_TYPE, type WorkAvailableDetail } from './events';
-import { budgetMs, lambdaHandler, lambdaResources, type LambdaResources } from './lambda';
+import { budgetMs, lambdaHandler, lambdaResources, wakeHorizonMs, type LambdaResources } from './lambda';
 import { publishQueueMetrics, type QueueMetricsSummary } from './queue-metrics';
 import { UnreachableError } from './resources';
 
@@ -98,16 +98,17 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
 }
 
 /**
- * Publishes `work-available` when the short lane has ids ready, or delayed ids due within the lookahead (fire
- * times the tick just materialised, retries whose backoff ends soon). Retries due later wake nobody yet.
+ * Publishes `work-available` when the short lane has ids ready, or delayed ids due before the next tick (fire
+ * times the tick just materialised, retries whose backoff ends soon). Work due later wakes nobody yet.
  * One event wakes one worker Lambda; a backlog wakes one per WORKER_CONCURRENCY ids waiting, at most
  * WAKE_MAX_WORKERS a tick. Lambdas still draining from earlier ticks are not subtracted: work still waiting means
  * they are not keeping up, and a woken Lambda that finds nothing returns at once.
  */
 async function wakeWorkers(ctx: LambdaResources): Promise<NonNullable<TickSummary['wake']>> {
   const depth = (await ctx.queue.depth()).short;
-  // The delayed set is scored by due time in ms (packages/queue/src/lua/push-4.lua).
-  const dueSoon = await ctx.queue.redis.zcount(ctx.queue.keys.lane('short').delayed, '-inf', Date.now() + ctx.config.lookaheadMs);
+  // Only what comes due before the next tick: a woken Lambda waits for it (functions/worker.ts), and what is due
+  // later is the next tick's to wake for. The delayed set is scored by due time in ms (packages/queue/src/lua/push-4.lua).
+  const dueSoon = await ctx.queue.redis.zcount(ctx.queue.keys.lane('short').delayed, '-inf', Date.now() + wakeHorizonMs(ctx.config));
   const wake = { ready: depth.ready, delayed: depth.delayed, dueSoon, workers: 0, published: false, delivered: null };
   if (depth.ready === 0 && dueSoon === 0) return wake;
   if (!ctx.events) {

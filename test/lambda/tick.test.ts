@@ -55,7 +55,7 @@ describe('tick Lambda', () => {
     ]);
   });
 
-  it('wakes the workers for a fire time due within the lookahead', async () => {
+  it('wakes the workers for a fire time due before the next tick', async () => {
     await yearlyJobDueAt(30_000);
     const result = await invoke();
     expect(result.tick).toMatchObject({ created: 1, pushed: 1 });
@@ -81,6 +81,13 @@ describe('tick Lambda', () => {
     result = await invoke();
     expect(result.wake).toMatchObject({ ready: 106, workers: 5 });
     expect(details('work-available')).toHaveLength(3 + 5);
+  });
+
+  it('leaves a fire time due after the next tick to that tick (a woken Lambda would only wait for it)', async () => {
+    await yearlyJobDueAt(90_000);
+    const result = await invoke();
+    expect(result.tick).toMatchObject({ created: 1, pushed: 1 });
+    expect(result.wake).toMatchObject({ delayed: 1, dueSoon: 0, published: false });
   });
 
   it('does not wake anyone for delayed work due after the lookahead (a retry backing off for an hour)', async () => {
