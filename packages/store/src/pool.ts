@@ -27,9 +27,21 @@ export function idempotent<T extends pg.QueryConfig>(config: T): T {
 const READ_START = /^\s*(SELECT|WITH|VALUES|SHOW|TABLE)\b/i;
 const SIDE_EFFECT = /\b(INSERT|UPDATE|DELETE|MERGE|COPY|CALL|DO|LOCK|NOTIFY|nextval|setval|pg_advisory\w*|pg_notify|set_config|FOR\s+(NO\s+KEY\s+)?UPDATE|FOR\s+(KEY\s+)?SHARE)\b/i;
 
+/** Verdicts by SQL text: the hot path sends the same few texts thousands of times a second. */
+const verdicts = new Map<string, boolean>();
+const MAX_VERDICTS = 1000;
+
 /** True for a statement a second run cannot change anything by. */
 export function retrySafe(query: unknown): boolean {
-  if (typeof query === 'string') return READ_START.test(query) && !SIDE_EFFECT.test(query);
+  if (typeof query === 'string') {
+    let verdict = verdicts.get(query);
+    if (verdict === undefined) {
+      verdict = READ_START.test(query) && !SIDE_EFFECT.test(query);
+      if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+      verdicts.set(query, verdict);
+    }
+    return verdict;
+  }
   if (!query || typeof query !== 'object') return false;
   if ((query as Record<symbol, unknown>)[IDEMPOTENT] === true) return true;
   const text = (query as { text?: unknown }).text;
