@@ -7,6 +7,7 @@
  * replay) were handed to EventBridge: once it returns, the container may be frozen and never thawed again.
  */
 import { createApp, type ApiDeps } from '@jobs/api';
+import { dashboardRoutes } from '@jobs/dashboard';
 import { Hono } from 'hono';
 import { handle } from 'hono/aws-lambda';
 import type { Context } from './context';
@@ -36,7 +37,7 @@ const apps = new WeakMap<LambdaResources, ReturnType<typeof createApp>>();
 async function build() {
   const ctx = await lambdaResources();
   let app = apps.get(ctx);
-  if (!app) apps.set(ctx, (app = createApp(apiDeps(ctx))));
+  if (!app) apps.set(ctx, (app = createApp(apiDeps(ctx), [dashboardRoutes])));
   return { ctx, app };
 }
 
