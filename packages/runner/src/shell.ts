@@ -26,8 +26,13 @@ export interface ShellOptions {
 /** Unsupervised: how long output pipes may stay open after the shell exited (a process that left its group). */
 const PIPE_DRAIN_MS = 500;
 
-/** Variables of the scheduler's own configuration that a job's command must never see. */
-const PRIVATE_ENV = /^(DATABASE_URL|REDIS_URL|API_KEYS|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|AWS_ACCESS_KEY_ID|AWS_CONTAINER_CREDENTIALS_.*|AWS_CONTAINER_AUTHORIZATION_TOKEN.*|SST_RESOURCE_.*|JOBS_SECRETS_FD)$/;
+/**
+ * Variables of the scheduler's own configuration that a job's command must never see. SST_KEY decrypts the linked
+ * resources (the database and Redis passwords) that SST ships in a Lambda's bundle, SST_KEY_FILE names that file;
+ * the ECS credentials URI would hand out the task role's credentials.
+ */
+const PRIVATE_ENV =
+  /^(DATABASE_URL|REDIS_URL|API_KEYS|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|AWS_ACCESS_KEY_ID|AWS_CONTAINER_CREDENTIALS_.*|AWS_CONTAINER_AUTHORIZATION_TOKEN.*|SST_KEY|SST_KEY_FILE|SST_RESOURCE_.*|JOBS_SECRETS_FD)$/;
 
 /** The parent's environment minus the scheduler's secrets, plus the execution's identity and payload. */
 export function commandEnv(execution: StartedExecution, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
