@@ -1,6 +1,9 @@
 /** API Gateway HTTP API (v2, payload format 2.0) events, shaped as the `$default` route delivers them. */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 
+/** The API Gateway host these events arrive at (a deployment lists its own in ALLOWED_HOSTS). */
+export const APIGW_HOST = 'abc123.execute-api.eu-west-1.amazonaws.com';
+
 export function httpApiEvent(input: {
   method: string;
   path: string;
@@ -10,7 +13,7 @@ export function httpApiEvent(input: {
 }): APIGatewayProxyEventV2 {
   const headers = {
     accept: '*/*',
-    host: 'abc123.execute-api.eu-west-1.amazonaws.com',
+    host: APIGW_HOST,
     'user-agent': 'curl/8.5.0',
     'x-forwarded-for': '203.0.113.7',
     'x-forwarded-port': '443',
@@ -27,7 +30,7 @@ export function httpApiEvent(input: {
     requestContext: {
       accountId: '123456789012',
       apiId: 'abc123',
-      domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
+      domainName: APIGW_HOST,
       domainPrefix: 'abc123',
       http: { method: input.method, path: input.path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'curl/8.5.0' },
       requestId: 'JKJaXmPLvHcESHA=',

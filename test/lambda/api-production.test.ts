@@ -6,8 +6,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LambdaEvent } from 'hono/aws-lambda';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResult } from 'aws-lambda';
-import { FIXTURE_API_KEY, lambdaContext } from '../fixtures/events';
-import { httpApiEvent } from '../api/apigw-event';
+import { FIXTURE_API_KEY, FIXTURE_HOST, lambdaContext } from '../fixtures/events';
+import { APIGW_HOST, httpApiEvent } from '../api/apigw-event';
 import { lambdaTestEnv, type LambdaTestEnv } from './harness';
 import { deadEndpoint, startPutEventsServer, type PutEventsServer } from './put-events-server';
 
@@ -29,7 +29,7 @@ const transitions = () => bus.delivered.filter((e) => e.DetailType === 'executio
 
 beforeAll(async () => {
   bus = await startPutEventsServer();
-  env = await lambdaTestEnv('lapiprod', { ...bus.env(), API_KEYS: FIXTURE_API_KEY, EVENT_BUS_NAME: 'jobs-test-bus' });
+  env = await lambdaTestEnv('lapiprod', { ...bus.env(), API_KEYS: FIXTURE_API_KEY, ALLOWED_HOSTS: `${FIXTURE_HOST},${APIGW_HOST}`, EVENT_BUS_NAME: 'jobs-test-bus' });
   api = await import('../../functions/api');
 });
 afterEach(() => {

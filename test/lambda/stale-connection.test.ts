@@ -9,8 +9,8 @@ import { execFileSync } from 'node:child_process';
 import type { LambdaEvent } from 'hono/aws-lambda';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResult } from 'aws-lambda';
 import { StorePool, idempotent, type StorePoolEvent } from '@jobs/store';
-import { FIXTURE_API_KEY, lambdaContext } from '../fixtures/events';
-import { httpApiEvent } from '../api/apigw-event';
+import { FIXTURE_API_KEY, FIXTURE_HOST, lambdaContext } from '../fixtures/events';
+import { APIGW_HOST, httpApiEvent } from '../api/apigw-event';
 import { DATABASE_URL, uniqueName } from '../support/env';
 import { ROOT } from '../support/processes';
 import { lambdaTestEnv, type LambdaTestEnv } from './harness';
@@ -51,7 +51,7 @@ function withApplication(url: string, application: string): string {
 }
 
 beforeAll(async () => {
-  env = await lambdaTestEnv('lstale', { API_KEYS: FIXTURE_API_KEY });
+  env = await lambdaTestEnv('lstale', { API_KEYS: FIXTURE_API_KEY, ALLOWED_HOSTS: `${FIXTURE_HOST},${APIGW_HOST}` });
   await env.setEnv({ DATABASE_URL: withApplication(env.childEnv.DATABASE_URL!, appName) });
   api = await import('../../functions/api');
 });
