@@ -452,7 +452,8 @@ function compareJob(id: string, sent: Record<string, unknown>, got: any): string
   const out: string[] = [];
   if (!got || typeof got !== 'object') return [`job ${id}: no body`];
   const show = (v: unknown) => JSON.stringify(v)?.slice(0, 60);
-  if (typeof sent.name === 'string' && got.name !== sent.name.trim()) out.push(`job ${id} name ${show(sent.name)} → ${show(got.name)}`);
+  // Names are stored trimmed and NFC-normalised (README: one spelling per name), everything else byte for byte.
+  if (typeof sent.name === 'string' && got.name !== sent.name.trim().normalize('NFC')) out.push(`job ${id} name ${show(sent.name)} → ${show(got.name)}`);
   if (typeof sent.command === 'string' && got.command !== sent.command) out.push(`job ${id} command ${show(sent.command)} → ${show(got.command)}`);
   if (typeof sent.cron_expr === 'string' && got.cron_expr !== sent.cron_expr) out.push(`job ${id} cron_expr ${show(sent.cron_expr)} → ${show(got.cron_expr)}`);
   if (typeof sent.timezone === 'string' && got.timezone !== sent.timezone) out.push(`job ${id} timezone ${show(sent.timezone)} → ${show(got.timezone)}`);
@@ -468,7 +469,8 @@ async function roundTrips(client: ApiClient, noopJob: string, generated: string[
   let checked = 0;
   const strings = [...HOSTILE_STRINGS, ...HOSTILE_WITH_CONTROLS, ...generated];
   for (const [i, h] of strings.entries()) {
-    const hasControl = /\p{Cc}/u.test(h);
+    // Names refuse control and invisible formatting characters (bidi controls, zero-width, line separators).
+    const hasControl = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(h);
     const name = `rt-${i} ${h}`;
     const payload = { s: h, list: [h, { [h]: h }], [h]: [h] };
     const body = { name, command: h, payload };
@@ -489,7 +491,7 @@ async function roundTrips(client: ApiClient, noopJob: string, generated: string[
       mismatches.push(...compareJob(res.body.id, body, (await client.request('GET', `/api/v1/jobs/${res.body.id}`)).body));
       const listed = await client.request('GET', `/api/v1/jobs?limit=5`);
       const inList = (listed.body?.data ?? []).find((j: any) => j.id === res.body.id);
-      if (inList && inList.name !== name.trim()) mismatches.push(`job ${res.body.id} name in the list ${JSON.stringify(inList.name).slice(0, 60)}`);
+      if (inList && inList.name !== name.trim().normalize('NFC')) mismatches.push(`job ${res.body.id} name in the list ${JSON.stringify(inList.name).slice(0, 60)}`);
     }
     const trig = await client.request('POST', `/api/v1/jobs/${noopJob}/trigger`, { body: { payload } });
     if (trig.status !== 201) mismatches.push(`trigger with payload ${JSON.stringify(h).slice(0, 40)} answered ${trig.status}`);
