@@ -97,7 +97,7 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
  */
 async function wakeWorkers(ctx: LambdaResources): Promise<NonNullable<TickSummary['wake']>> {
   const depth = (await ctx.queue.depth()).short;
-  // The delayed set is scored by due time in ms (packages/queue/src/lua/push-4.lua).
+  // The delayed set is scored by due time in ms (packages/queue/src/lua/push-7.lua).
   const dueSoon = await ctx.queue.redis.zcount(ctx.queue.keys.lane('short').delayed, '-inf', Date.now() + ctx.config.lookaheadMs);
   const wake = { ready: depth.ready, delayed: depth.delayed, dueSoon, workers: 0, published: false, delivered: null };
   if (depth.ready === 0 && dueSoon === 0) return wake;

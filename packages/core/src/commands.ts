@@ -3,13 +3,16 @@
  * Each writes PostgreSQL first, then tells Redis; a failed Redis call is repaired by the reconciler.
  */
 import { NotFoundError } from './errors';
+import { flowJobOf, type FlowQueue, type LaneState } from './flow';
 import type { Clock, CreatedExecution, Logger, TransitionSink } from './ports';
 import { firstRunAt } from './schedule';
 import { createdTransition, transition } from './transitions';
-import type { Execution, ExecutionStatus, Job, Lane, QueueItem } from './types';
+import { isLimited, type Execution, type ExecutionStatus, type FlowLimits, type Job, type Lane, type QueueItem } from './types';
 
-export type JobSpec = Omit<Job, 'id' | 'status' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt'> & {
+export type JobSpec = Omit<Job, 'id' | 'status' | 'limits' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt'> & {
   status?: Job['status'];
+  /** Default: no limits. */
+  limits?: FlowLimits;
 };
 
 /** A row that changed status because of a command, with what is needed to log it and to tell Redis. */
@@ -33,6 +36,8 @@ export interface CommandStore {
   executionTrigger(input: { jobId: string; payload: unknown; idempotencyKey: string | null }): Promise<{ execution: CreatedExecution; record: Execution; created: boolean } | null>;
   executionCancel(id: string): Promise<{ changed: ChangedExecution | null; status: ExecutionStatus } | null>;
   executionReplay(id: string): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus } | null>;
+  /** Pauses or resumes a lane (a new version of its state); idempotent. */
+  laneSetPaused(input: { lane: Lane; paused: boolean }): Promise<LaneState & { pausedAt: Date | null }>;
 }
 
 export interface CommandQueue {
@@ -41,6 +46,8 @@ export interface CommandQueue {
   withdraw(items: readonly (QueueItem & { running: boolean })[]): Promise<void>;
   /** Removes replayed ids from the dead-letter list. */
   forgetDead(items: readonly { id: string; lane: Lane }[]): Promise<void>;
+  /** Copies job limits and lane states (never slots: `full` is false) to the queue. */
+  flowRestore: FlowQueue['flowRestore'];
 }
 
 export interface CommandDeps {
@@ -53,7 +60,39 @@ export interface CommandDeps {
 
 export async function createJob(deps: CommandDeps, spec: JobSpec): Promise<Job> {
   const nextRunAt = (spec.status ?? 'active') === 'active' ? firstRunAt(spec, deps.clock.now()) : null;
-  return deps.store.jobInsert({ ...spec, nextRunAt });
+  const job = await deps.store.jobInsert({ ...spec, nextRunAt });
+  if (isLimited(job.limits)) await syncLimits(deps, [job]);
+  return job;
+}
+
+/**
+ * Tells the queue a job's current limits (after a create or an edit), so they apply to its waiting attempts at their
+ * next claim. A failure loses nothing: a claim that finds no limits for a job asks PostgreSQL, and the reconciler
+ * copies the limits of every recently changed job.
+ */
+export async function syncLimits(deps: CommandDeps, jobs: readonly Job[]): Promise<void> {
+  if (jobs.length === 0) return;
+  const changed = jobs.map(flowJobOf);
+  try {
+    await deps.queue.flowRestore({ full: false, lanes: [], jobs: changed, running: [], starts: [] });
+  } catch (error) {
+    deps.logger.warn({ event: 'command.limits_sync_failed', job_ids: changed.map((j) => j.jobId), err: String(error) });
+  }
+}
+
+/**
+ * Pauses or resumes a lane: a paused lane starts nothing new (triggers are accepted and queue up, running attempts
+ * finish). PostgreSQL records it first; should the copy to Redis fail, the reconciler repeats it.
+ */
+export async function setLanePaused(deps: CommandDeps, lane: Lane, paused: boolean): Promise<LaneState & { pausedAt: Date | null }> {
+  const state = await deps.store.laneSetPaused({ lane, paused });
+  try {
+    await deps.queue.flowRestore({ full: false, lanes: [state], jobs: [], running: [], starts: [] });
+  } catch (error) {
+    deps.logger.warn({ event: 'command.lane_sync_failed', lane, err: String(error) });
+  }
+  deps.logger.info({ event: paused ? 'lane.paused' : 'lane.resumed', lane });
+  return state;
 }
 
 export async function triggerJob(

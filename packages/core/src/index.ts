@@ -13,3 +13,4 @@ export * from './worker';
 export * from './cancellation';
 export * from './recovery';
 export * from './commands';
+export * from './flow';

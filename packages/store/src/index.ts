@@ -8,6 +8,7 @@ import type { CommandStore, RecoveryStore, TickStore, WorkerStore } from '@jobs/
 import type pg from 'pg';
 import * as commands from './execution-commands';
 import * as executions from './executions';
+import * as flow from './flow';
 import * as reads from './executions-read';
 import * as jobs from './jobs';
 import * as workers from './workers';
@@ -18,6 +19,7 @@ export { migrate, migrations } from './migrate';
 export { isId } from './jobs';
 export type { JobListFilter } from './jobs';
 export type { ExecutionListFilter, ExecutionStats, MinuteOutcomes } from './executions-read';
+export type { LaneRow } from './flow';
 
 export type Store = ReturnType<typeof createStore>;
 
@@ -56,6 +58,11 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     executionOutcomesPerMinute: (minutes?: number) => reads.executionOutcomesPerMinute(pool, minutes),
     executionLastOutcomes: (jobIds: readonly string[]) => reads.executionLastOutcomes(pool, jobIds),
     executionChain: (id: string) => reads.executionChain(pool, id),
+    // flow control
+    flowSnapshot: (input: Parameters<typeof flow.flowSnapshot>[1]) => flow.flowSnapshot(pool, input),
+    executionsFinal: (ids: readonly string[]) => flow.executionsFinal(pool, ids),
+    laneList: () => flow.laneList(pool),
+    laneSetPaused: (input: Parameters<typeof flow.laneSetPaused>[1]) => flow.laneSetPaused(pool, input),
     // workers
     workerUpsert: (info: Parameters<typeof workers.workerUpsert>[1]) => workers.workerUpsert(pool, info),
     workerListActive: (activeWithinMs: number) => workers.workerListActive(pool, activeWithinMs),

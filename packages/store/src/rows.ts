@@ -1,9 +1,10 @@
 /** @module rows — maps PostgreSQL rows to domain objects (ids stay strings: bigint does not fit a JS number). */
-import type { Backoff, ChangedExecution, CreatedExecution, Execution, Job, Lane, QueueItem, WorkerInfo } from '@jobs/core';
+import { flowTag, type Backoff, type ChangedExecution, type CreatedExecution, type Execution, type FlowLimits, type Job, type Lane, type QueueItem, type WorkerInfo } from '@jobs/core';
 
 export const JOB_COLUMNS = `id, name, cron_expr, timezone, run_at, command, handler, payload, status, max_retries,
   backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
-  misfire_deadline_ms, lane, priority, next_run_at, created_at, updated_at,
+  misfire_deadline_ms, lane, priority, max_concurrency, concurrency_key, max_concurrency_per_key, rate_limit,
+  rate_period_ms, rate_per_key, next_run_at, created_at, updated_at,
   (SELECT x.started_at FROM executions x
     WHERE x.job_id = jobs.id AND x.started_at IS NOT NULL ORDER BY x.id DESC LIMIT 1) AS last_run_at`;
 
@@ -27,6 +28,7 @@ export function toJob(r: any): Job {
     misfireDeadlineMs: r.misfire_deadline_ms === null ? null : Number(r.misfire_deadline_ms),
     lane: r.lane,
     priority: r.priority,
+    limits: toLimits(r),
     nextRunAt: r.next_run_at,
     lastRunAt: r.last_run_at ?? null,
     createdAt: r.created_at,
@@ -36,7 +38,24 @@ export function toJob(r: any): Job {
 
 export const EXECUTION_COLUMNS = `id, job_id, scheduled_for, attempt, coalesce(root_id, id) AS root_id, retry_of, trigger,
   status, lane, priority, payload, worker_id, lease_expires_at, queued_at, started_at, finished_at, exit_code, output,
-  error, duration_ms`;
+  error, duration_ms, flow_key`;
+
+/** A job's limits from its flow columns. */
+export function toLimits(r: any): FlowLimits {
+  return {
+    maxConcurrency: r.max_concurrency ?? null,
+    concurrencyKey: r.concurrency_key ?? null,
+    maxConcurrencyPerKey: r.max_concurrency_per_key ?? null,
+    rateLimit: r.rate_limit === null || r.rate_limit === undefined ? null : { limit: r.rate_limit, periodMs: r.rate_period_ms, perKey: r.rate_per_key },
+  };
+}
+
+/**
+ * SQL for the flow key of an attempt created from job row `job` with payload `payload` (null when the job has no
+ * limits): see flow_key() in migration 004.
+ */
+export const flowKeySql = (job: string, payload: string) =>
+  `CASE WHEN ${job}.limited THEN flow_key(${payload}, ${job}.concurrency_key_path) END`;
 
 export function toExecution(r: any): Execution {
   return {
@@ -64,7 +83,7 @@ export function toExecution(r: any): Execution {
 }
 
 /** Columns for a freshly created row, as `toCreated` reads them. */
-export const CREATED_COLUMNS = 'id, job_id, attempt, trigger, status, lane, priority, scheduled_for';
+export const CREATED_COLUMNS = 'id, job_id, attempt, trigger, status, lane, priority, scheduled_for, flow_key';
 
 export function toCreated(r: any): CreatedExecution {
   return {
@@ -77,11 +96,12 @@ export function toCreated(r: any): CreatedExecution {
     priority: r.priority,
     scheduledFor: r.scheduled_for,
     dueAt: r.scheduled_for,
+    flow: flowTag(r.job_id, r.flow_key),
   };
 }
 
 export function toQueueItem(r: any): QueueItem {
-  return { id: r.id, lane: r.lane, priority: r.priority, dueAt: r.scheduled_for };
+  return { id: r.id, lane: r.lane, priority: r.priority, dueAt: r.scheduled_for, flow: flowTag(r.job_id, r.flow_key) };
 }
 
 export function toWorker(r: any): WorkerInfo {
