@@ -12,6 +12,7 @@ import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError, errorBody, onError, validationHook } from './errors';
 import { requestLog } from './request-log';
 import { executionRoutes } from './routes/executions';
+import { flowRoutes } from './routes/flow';
 import { healthRoutes } from './routes/health';
 import { jobRoutes } from './routes/jobs';
 import { systemRoutes } from './routes/system';
@@ -52,6 +53,7 @@ export function createApp(deps: ApiDeps) {
   jobRoutes(v1, deps, commands);
   executionRoutes(v1, deps, commands);
   systemRoutes(v1, deps);
+  flowRoutes(v1, deps, commands);
 
   let document: unknown = null;
   v1.get('/openapi.json', (c) => {
@@ -63,7 +65,7 @@ export function createApp(deps: ApiDeps) {
         description: 'A durable job scheduler: jobs (cron, one-off or manual), their executions, workers and stats.',
       },
       security: [{ bearerAuth: [] }],
-      tags: [{ name: 'jobs' }, { name: 'executions' }, { name: 'system' }],
+      tags: [{ name: 'jobs' }, { name: 'executions' }, { name: 'lanes' }, { name: 'system' }],
     });
     return c.json(document as object, 200);
   });

@@ -33,6 +33,7 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     // jobs
     jobInsert: (spec: Parameters<typeof jobs.jobInsert>[1]) => jobs.jobInsert(pool, spec),
     jobGet: (id: string) => jobs.jobGet(pool, id),
+    jobNames: (ids: readonly string[]) => jobs.jobNames(pool, ids),
     jobList: (filter: jobs.JobListFilter) => jobs.jobList(pool, filter),
     jobSetStatus: (input: Parameters<typeof jobs.jobSetStatus>[1]) => jobs.jobSetStatus(pool, input),
     jobDelete: (id: string) => jobs.jobDelete(pool, id),

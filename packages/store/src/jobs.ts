@@ -58,6 +58,14 @@ export async function jobGet(pool: pg.Pool, id: string): Promise<Job | null> {
   return rows[0] ? toJob(rows[0]) : null;
 }
 
+/** Names of these jobs (deleted ones included: their attempts may still be counted somewhere). */
+export async function jobNames(pool: pg.Pool, ids: readonly string[]): Promise<Map<string, string>> {
+  const valid = ids.filter(isId);
+  if (valid.length === 0) return new Map();
+  const { rows } = await pool.query(`SELECT id, name FROM jobs WHERE id = ANY($1::bigint[])`, [valid]);
+  return new Map(rows.map((r) => [r.id as string, r.name as string]));
+}
+
 /** Newest first, keyset-paginated by id so pages stay stable while jobs are added. */
 export async function jobList(pool: pg.Pool, filter: JobListFilter): Promise<Job[]> {
   const { rows } = await pool.query(
