@@ -30,8 +30,9 @@ for id, token in string.gmatch(ARGV[1], '(%S+) (%S+)') do
   end
   if (current == token or not current) and string.find(token, '.f', 1, true) then
     flow_release(P, F, id)
-    -- A current claim's id is nowhere else (a leased id is never pushed), so its tag goes too.
-    if current == token then redis.call('HDEL', F .. ':items', id) end
+    -- A current claim's id is nowhere else (a leased id is never pushed), so its tag goes too; without a current
+    -- claim it may have been queued again (its lease was reaped), and keeps the tag then.
+    if current == token then redis.call('HDEL', F .. ':items', id) else flow_forget(P, F, id) end
   end
 end
 for id in string.gmatch(ARGV[2], '%S+') do
@@ -39,5 +40,6 @@ for id in string.gmatch(ARGV[2], '%S+') do
 end
 for id in string.gmatch(ARGV[3], '%S+') do
   flow_release(P, F, id)
+  flow_forget(P, F, id)
 end
 return dropped

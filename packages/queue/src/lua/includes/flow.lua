@@ -60,6 +60,18 @@ local function flow_release(P, F, id)
   end
 end
 
+-- Drops the tag of an attempt that is neither leased nor waiting anywhere (it finished, or was dropped).
+local function flow_forget(P, F, id)
+  local desc = redis.call('HGET', F .. ':items', id)
+  if not desc then return end
+  local _, lane = flow_parse(desc)
+  local base = P .. ':' .. lane
+  if redis.call('ZSCORE', base .. ':lease', id) or redis.call('ZSCORE', base .. ':fready', id) or redis.call('HEXISTS', F .. ':parked', id) == 1 then
+    return
+  end
+  redis.call('HDEL', F .. ':items', id)
+end
+
 -- Takes a waiting attempt out of its lane's fready set and out of whatever waiting set holds it; returns how many.
 local function flow_unpark(P, F, id, lane)
   local removed = redis.call('ZREM', P .. ':' .. lane .. ':fready', id)
