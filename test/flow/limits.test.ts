@@ -2,7 +2,7 @@
  * Flow control against the queue ports, on the real PostgreSQL and Redis, with in-process workers: each behaviour
  * is stated once and run for every queue adapter in QUEUE_ADAPTERS (support.ts).
  */
-import { createJob, restoreFlow, setLanePaused, syncLimits, triggerJob, type Job } from '@jobs/core';
+import { createJob, limitsChanged, restoreFlow, setLanePaused, syncLimits, triggerJob, type Job } from '@jobs/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { engine } from '../support/engine';
 import { createTestEnv, eventually, type TestEnv } from '../support/env';
@@ -100,6 +100,25 @@ describe.each(QUEUE_ADAPTERS)('flow control ($name)', (adapter) => {
       const { rows: r } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'running'`, [job.id]);
       return r[0].n === 4;
     }, 3000);
+  });
+
+  it('holds attempts queued before the job got limits to the limits it got (an edit), and frees them when removed', async () => {
+    const job = await createJob(e.deps, jobSpec({ handler: 'sleep' }));
+    await trigger(job, { ms: 200 }, 6);
+    const limitedSql = `UPDATE jobs SET max_concurrency = $2, updated_at = now() WHERE id = $1`;
+    await env.pool.query(limitedSql, [job.id, 1]);
+    const capped = (await env.store.jobGet(job.id))!;
+    await limitsChanged(e.deps, job, capped);
+    await e.worker({ concurrency: 10 });
+    await finished(job, 3);
+    // Limits removed while three still wait: they start together.
+    await env.pool.query(limitedSql, [job.id, null]);
+    await limitsChanged(e.deps, capped, (await env.store.jobGet(job.id))!);
+    await finished(job, 6);
+    const runs = await runsOf(env.pool, job.id);
+    expect(maxOverlap(runs.slice(0, 3))).toBe(1);
+    expect(maxOverlap(runs.slice(3))).toBeGreaterThan(1);
+    expect(await env.redis.hlen(`${env.queue.keys.flow}:items`)).toBe(0);
   });
 
   it('frees the slots of a worker that died (lease expiry) and of cancelled waiting attempts', async () => {

@@ -36,6 +36,8 @@ export interface CommandStore {
   executionTrigger(input: { jobId: string; payload: unknown; idempotencyKey: string | null }): Promise<{ execution: CreatedExecution; record: Execution; created: boolean } | null>;
   executionCancel(id: string): Promise<{ changed: ChangedExecution | null; status: ExecutionStatus } | null>;
   executionReplay(id: string): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus } | null>;
+  /** Sets the flow key of the job's waiting attempts from its current limits; returns those that changed. */
+  executionsRetag(jobId: string): Promise<QueueItem[]>;
   /** Pauses or resumes a lane (a new version of its state); idempotent. */
   laneSetPaused(input: { lane: Lane; paused: boolean }): Promise<LaneState & { pausedAt: Date | null }>;
 }
@@ -77,6 +79,30 @@ export async function syncLimits(deps: CommandDeps, jobs: readonly Job[]): Promi
     await deps.queue.flowRestore({ full: false, lanes: [], jobs: changed, running: [], starts: [] });
   } catch (error) {
     deps.logger.warn({ event: 'command.limits_sync_failed', job_ids: changed.map((j) => j.jobId), err: String(error) });
+  }
+}
+
+/**
+ * After an edit of a job's limits: the queue gets the new numbers (they apply to the attempts already waiting), and
+ * when the job gained or lost its limits, or its concurrency key changed, its waiting attempts are queued again
+ * under their new key value (running ones finish under the old).
+ * @example await limitsChanged(deps, before, after)
+ */
+export async function limitsChanged(deps: CommandDeps, before: Job, after: Job): Promise<void> {
+  const b = before.limits;
+  const a = after.limits;
+  const same = JSON.stringify(b) === JSON.stringify(a);
+  if (same) return;
+  await syncLimits(deps, [after]);
+  if (isLimited(b) === isLimited(a) && b.concurrencyKey === a.concurrencyKey) return;
+  const items = await deps.store.executionsRetag(after.id);
+  if (items.length === 0) return;
+  try {
+    await deps.queue.withdraw(items.map((i) => ({ ...i, running: false })));
+    await deps.queue.push(items);
+  } catch (error) {
+    // Those withdrawn but not pushed again are pushed by the reconciler.
+    deps.logger.warn({ event: 'command.requeue_failed', job_id: after.id, count: items.length, err: String(error) });
   }
 }
 

@@ -4,7 +4,9 @@
  */
 import type { FlowJob, FlowSnapshot, Lane, LaneState } from '@jobs/core';
 import type pg from 'pg';
-import { toLimits } from './rows';
+import type { QueueItem } from '@jobs/core';
+import { flowKeySql, toLimits, toQueueItem } from './rows';
+import { isId } from './jobs';
 
 /** Recent starts looked at per rate-limited job when rate windows are rebuilt (its latest executions by id). */
 const RATE_SCAN_ROWS = 100_000;
@@ -87,4 +89,22 @@ export async function executionsFinal(pool: pg.Pool, ids: readonly string[]): Pr
     [ids],
   );
   return rows.map((r) => r.id as string);
+}
+
+/**
+ * Gives the waiting attempts of a job the flow key its current limits imply (after an edit changed whether it has
+ * limits, or its concurrency key); returns those that changed, to be queued again under their new key.
+ */
+export async function executionsRetag(pool: pg.Pool, jobId: string): Promise<QueueItem[]> {
+  if (!isId(jobId)) return [];
+  const key = flowKeySql('j', 'coalesce(e.payload, j.payload)');
+  const { rows } = await pool.query(
+    `UPDATE executions e SET flow_key = ${key}
+     FROM jobs j
+     WHERE j.id = $1 AND e.job_id = $1 AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL
+       AND e.flow_key IS DISTINCT FROM ${key}
+     RETURNING e.id, e.job_id, e.lane, e.priority, e.scheduled_for, e.flow_key`,
+    [jobId],
+  );
+  return rows.map(toQueueItem);
 }

@@ -64,6 +64,7 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     executionsFinal: (ids: readonly string[]) => flow.executionsFinal(pool, ids),
     laneList: () => flow.laneList(pool),
     laneSetPaused: (input: Parameters<typeof flow.laneSetPaused>[1]) => flow.laneSetPaused(pool, input),
+    executionsRetag: (jobId: string) => flow.executionsRetag(pool, jobId),
     // workers
     workerUpsert: (info: Parameters<typeof workers.workerUpsert>[1]) => workers.workerUpsert(pool, info),
     workerListActive: (activeWithinMs: number) => workers.workerListActive(pool, activeWithinMs),
