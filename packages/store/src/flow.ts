@@ -39,15 +39,24 @@ export async function flowSnapshot(
   input: { jobIds: readonly string[]; full: boolean; changedWithinMs?: number },
 ): Promise<FlowSnapshot> {
   const lanes = await laneList(pool);
-  const jobs = await pool.query(
-    `SELECT id, limited AND deleted_at IS NULL AS live_limited, max_concurrency, concurrency_key, max_concurrency_per_key,
-            rate_limit, rate_period_ms, rate_per_key, (extract(epoch FROM updated_at) * 1000000)::bigint::text AS version
-     FROM jobs
-     WHERE id = ANY($1::bigint[]) OR ($2 AND limited AND deleted_at IS NULL)
-        OR ($3::bigint IS NOT NULL AND updated_at > now() - make_interval(secs => $3::double precision / 1000))`,
-    [input.jobIds.filter((id) => /^[1-9][0-9]{0,17}$/.test(id)), input.full, input.changedWithinMs ?? null],
-  );
-  const flowJobs: FlowJob[] = jobs.rows.map((r) => ({ jobId: r.id, limits: r.live_limited ? toLimits(r) : null, version: r.version }));
+  const columns = `id, limited AND deleted_at IS NULL AS live_limited, max_concurrency, concurrency_key,
+    max_concurrency_per_key, rate_limit, rate_period_ms, rate_per_key,
+    (extract(epoch FROM updated_at) * 1000000)::bigint::text AS version`;
+  // Three probes rather than one OR, so each can use its index (the full one is rare: after Redis lost its state).
+  const [named, changed, limited] = await Promise.all([
+    input.jobIds.length === 0 ? null : pool.query(`SELECT ${columns} FROM jobs WHERE id = ANY($1::bigint[])`, [input.jobIds.filter(isId)]),
+    input.changedWithinMs === undefined
+      ? null
+      : pool.query(`SELECT ${columns} FROM jobs WHERE updated_at > now() - make_interval(secs => $1::double precision / 1000)`, [
+          input.changedWithinMs,
+        ]),
+    input.full ? pool.query(`SELECT ${columns} FROM jobs WHERE limited AND deleted_at IS NULL`) : null,
+  ]);
+  const byId = new Map<string, FlowJob>();
+  for (const r of [named, changed, limited].flatMap((q) => q?.rows ?? [])) {
+    byId.set(r.id, { jobId: r.id, limits: r.live_limited ? toLimits(r) : null, version: r.version });
+  }
+  const flowJobs = [...byId.values()];
   // Jobs Redis asked about that PostgreSQL does not have: "no limits", so their attempts are not held back forever.
   const known = new Set(flowJobs.map((j) => j.jobId));
   for (const id of input.jobIds) if (!known.has(id)) flowJobs.push({ jobId: id, limits: null, version: '0' });

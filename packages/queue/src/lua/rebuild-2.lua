@@ -41,16 +41,23 @@ local fields = { 'c', 'k', 'r', 'p', 'pk' }
 for j = first, first + (n - 1) * 7, 7 do
   local job = ARGV[j]
   local jk = F .. ':job:' .. job
-  local current = tonumber(redis.call('HGET', jk, 'v'))
-  if not current or tonumber(ARGV[j + 6]) >= current then
+  local current = redis.call('HMGET', jk, 'v', 'c', 'k', 'r', 'p', 'pk')
+  if not current[1] or tonumber(ARGV[j + 6]) > tonumber(current[1]) then
+    local changed = false
+    for f = 1, 5 do
+      if (current[f + 1] or '') ~= ARGV[j + f] then changed = true end
+    end
     redis.call('DEL', jk)
     redis.call('HSET', jk, 'v', ARGV[j + 6])
     for f = 1, 5 do
       if ARGV[j + f] ~= '' then redis.call('HSET', jk, fields[f], ARGV[j + f]) end
     end
-    -- Waiting attempts are checked again under the new limits (raised limits must not leave them waiting).
-    for _, W in ipairs(redis.call('SMEMBERS', F .. ':waits:' .. job)) do
-      flow_wake(P, F, W, job, redis.call('ZCARD', W))
+    -- Waiting attempts are checked again under changed limits (raised limits must not leave them waiting); the
+    -- same limits again (the reconciler repeats recent changes) leave them parked.
+    if changed then
+      for _, W in ipairs(redis.call('SMEMBERS', F .. ':waits:' .. job)) do
+        flow_wake(P, F, W, job, redis.call('ZCARD', W))
+      end
     end
   end
 end
