@@ -4,6 +4,7 @@
  * build is retried by the next request instead of poisoning the container.
  */
 import { createApp, type ApiDeps } from '@jobs/api';
+import { dashboardRoutes } from '@jobs/dashboard';
 import { Hono } from 'hono';
 import { handle } from 'hono/aws-lambda';
 import { createContext, type Context } from './context';
@@ -30,7 +31,7 @@ function build() {
   built ??= (async () => {
     // Skip the start-up check: the first query tells soon enough, and a Lambda pays for every round trip.
     const ctx = await createContext({ poolMax: 1, check: false });
-    return { ctx, app: createApp(apiDeps(ctx)) };
+    return { ctx, app: createApp(apiDeps(ctx), [dashboardRoutes]) };
   })().catch((error) => {
     built = null;
     throw error;

@@ -4,6 +4,7 @@
  * SHUTDOWN_GRACE, stops the scheduler and closes the connections; the process then exits 0.
  */
 import { createApp } from '@jobs/api';
+import { dashboardRoutes } from '@jobs/dashboard';
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { apiDeps } from './api';
@@ -25,7 +26,7 @@ async function main() {
       'API_KEYS is not set: the API accepts every request WITHOUT AUTHENTICATION. Set API_KEYS=key1,key2 for anything but local development.',
     );
   }
-  const app = createApp(apiDeps(ctx));
+  const app = createApp(apiDeps(ctx), [dashboardRoutes]);
   const loop = startSchedulerLoop(ctx);
   const worker = await startWorker(ctx, { kind: 'local' });
 

@@ -1,6 +1,7 @@
 /** An API app on a fresh TestEnv (own schema and Redis prefix), and a small JSON client over app.request(). */
 import { createApp, type ApiDeps } from '@jobs/api';
 import { systemClock } from '@jobs/core';
+import { dashboardRoutes } from '@jobs/dashboard';
 import { createTestEnv, recorder, type TestEnv } from '../support/env';
 
 export interface CallOptions {
@@ -33,7 +34,7 @@ export async function apiHarness(overrides: Partial<ApiDeps> = {}) {
     workerActiveWithinMs: 60_000,
     ...overrides,
   };
-  const app = createApp(deps);
+  const app = createApp(deps, [dashboardRoutes]);
 
   async function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<CallResult<T>> {
     const headers: Record<string, string> = { ...options.headers };

@@ -28,7 +28,8 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack(): Promise<Stack> {
+/** `extraEnv`: more settings for the stack (e.g. a long LOOKAHEAD, so fire times wait materialised ahead). */
+export async function startStack(extraEnv: Record<string, string> = {}): Promise<Stack> {
   const env = await createTestEnv('browser');
   const apiKey = `key-${Math.random().toString(36).slice(2)}-${Date.now()}`;
   const child = spawnEntry('functions/local.ts', {
@@ -37,6 +38,7 @@ export async function startStack(): Promise<Stack> {
     HTTP_PORT: '0',
     SCHEDULE_INTERVAL: '1s',
     LOG_LEVEL: 'info',
+    ...extraEnv,
   });
   let base: string;
   try {

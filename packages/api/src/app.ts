@@ -7,7 +7,6 @@ import type { CommandDeps } from '@jobs/core';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { bearerAuth } from './auth';
 import { bodyLimit } from './body-limit';
-import { dashboardRoutes } from './dashboard';
 import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError, errorBody, onError, validationHook } from './errors';
 import { requestLog } from './request-log';
@@ -17,6 +16,9 @@ import { healthRoutes } from './routes/health';
 import { jobRoutes } from './routes/jobs';
 import { systemRoutes } from './routes/system';
 
+/** Routes added to the root app beside /api/v1, such as the dashboard (@jobs/dashboard), which depends on this package. */
+export type AppMount = (root: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: CommandDeps) => void;
+
 export const API_PREFIX = '/api/v1';
 export const API_VERSION = '1.0.0';
 
@@ -25,8 +27,9 @@ export const API_VERSION = '1.0.0';
  *   const app = createApp({ store, queue, clock: systemClock, sink, logger, apiKeys: ['secret'],
  *     bodyLimitBytes: 262144, shortLaneMaxTimeoutMs: 600_000, workerActiveWithinMs: 60_000 });
  *   const res = await app.request('/api/v1/jobs', { headers: { Authorization: 'Bearer secret' } });
+ *   const withDashboard = createApp(deps, [dashboardRoutes]);
  */
-export function createApp(deps: ApiDeps) {
+export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
   const root = new OpenAPIHono<ApiEnv>({ defaultHook: validationHook });
   const v1 = new OpenAPIHono<ApiEnv>({ defaultHook: validationHook });
   const commands: CommandDeps = { store: deps.store, queue: deps.queue, clock: deps.clock, sink: deps.sink, logger: deps.logger };
@@ -77,7 +80,7 @@ export function createApp(deps: ApiDeps) {
   });
   healthRoutes(root, deps);
   root.route(API_PREFIX, v1);
-  dashboardRoutes(root, deps, commands);
+  for (const mount of mounts) mount(root, deps, commands);
 
   root.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
   root.onError(onError(deps.logger));

@@ -1,4 +1,8 @@
 /** @module @jobs/api — the REST API: createApp(deps) returns a Hono app (served by Node locally, by Lambda on AWS). */
-export { createApp, API_PREFIX, API_VERSION, type App } from './app';
+export { createApp, API_PREFIX, API_VERSION, type App, type AppMount } from './app';
 export type { ApiDeps, ApiEnv } from './deps';
-export { ApiError, type ErrorBody, type ErrorDetail } from './errors';
+export { ApiError, toApiError, zodDetails, type ErrorBody, type ErrorDetail } from './errors';
+// What the dashboard (@jobs/dashboard) shares with the API: the job schema and its conversion, keyset pages.
+export { keysetPage } from './pagination';
+export { JobCreate } from './schemas/jobs';
+export { toJobSpec } from './serializers';

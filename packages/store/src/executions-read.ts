@@ -33,6 +33,8 @@ export interface ExecutionStats {
   /** Live statuses are exact; final ones count the last 24 hours (from the per-minute rollup). */
   counts: Record<ExecutionStatus, number>;
   byLane: Record<Lane, { queued: number; retrying: number; running: number }>;
+  /** Queued executions already due (the rest are fire times materialised ahead, or delayed): what waits for a worker. */
+  queuedDue: number;
   throughput: { lastMinute: number; lastHour: number };
   successRate: { lastHour: number | null };
   durationMs: { p50: number | null; p95: number | null; sample: number };
@@ -42,7 +44,7 @@ export interface ExecutionStats {
 export async function executionStats(pool: pg.Pool): Promise<ExecutionStats> {
   const [live, minutes, day, durations, oldest] = await Promise.all([
     pool.query(
-      `SELECT status, lane, count(*)::int AS n FROM executions
+      `SELECT status, lane, count(*)::int AS n, (count(*) FILTER (WHERE scheduled_for <= now()))::int AS due FROM executions
        WHERE status IN ('queued', 'retrying', 'running') GROUP BY status, lane`,
     ),
     pool.query(
@@ -69,8 +71,10 @@ export async function executionStats(pool: pg.Pool): Promise<ExecutionStats> {
   ]);
   const counts = { queued: 0, retrying: 0, running: 0, succeeded: 0, failed: 0, dead: 0, cancelled: 0, skipped: 0 } as Record<ExecutionStatus, number>;
   const byLane = { short: { queued: 0, retrying: 0, running: 0 }, long: { queued: 0, retrying: 0, running: 0 } };
+  let queuedDue = 0;
   for (const r of live.rows) {
     counts[r.status as ExecutionStatus] += r.n;
+    if (r.status === 'queued') queuedDue += r.due;
     const lane = byLane[r.lane as Lane];
     if (lane) lane[r.status as 'queued' | 'retrying' | 'running'] += r.n;
   }
@@ -89,6 +93,7 @@ export async function executionStats(pool: pg.Pool): Promise<ExecutionStats> {
   return {
     counts,
     byLane,
+    queuedDue,
     throughput: { lastMinute, lastHour },
     successRate: { lastHour: lastHour === 0 ? null : succeededHour / lastHour },
     durationMs: { p50: d?.p50 ?? null, p95: d?.p95 ?? null, sample: d?.n ?? 0 },

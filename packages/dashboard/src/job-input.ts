@@ -1,0 +1,162 @@
+/**
+ * @module dashboard/job-input — the job form's fields to the API's create body, validated by the same zod schema
+ * (JobCreate) and converted by the same toJobSpec as POST /api/v1/jobs; problems come back per form field.
+ * Also the schedule preview, from the scheduler's own cron code.
+ */
+import { isValidTimeZone, nextFireTimes, parseCron, type JobSpec } from '@jobs/core';
+import { ApiError, JobCreate, toJobSpec, zodDetails, type ErrorDetail } from '@jobs/api';
+
+/** The form's fields, as strings, exactly as typed (re-rendered as is after an error). */
+export const JOB_FIELDS = [
+  'name',
+  'command',
+  'cron_expr',
+  'timezone',
+  'run_at',
+  'max_retries',
+  'timeout_seconds',
+  'lane',
+  'priority',
+  'handler',
+  'payload',
+  'overlap',
+  'misfire',
+  'catch_up_max',
+  'misfire_deadline_seconds',
+  'backoff_base_seconds',
+  'backoff_factor',
+  'backoff_max_seconds',
+  'backoff_jitter',
+  'start_paused',
+] as const;
+export type JobField = (typeof JOB_FIELDS)[number];
+export type JobFormValues = Record<JobField, string>;
+export type FieldErrors = Partial<Record<JobField | 'form', string>>;
+
+export const JOB_FORM_DEFAULTS: JobFormValues = {
+  name: '',
+  command: '',
+  cron_expr: '',
+  timezone: 'UTC',
+  run_at: '',
+  max_retries: '3',
+  timeout_seconds: '300',
+  lane: '',
+  priority: '0',
+  handler: '',
+  payload: '',
+  overlap: 'allow',
+  misfire: 'run_once',
+  catch_up_max: '10',
+  misfire_deadline_seconds: '',
+  backoff_base_seconds: '1',
+  backoff_factor: '2',
+  backoff_max_seconds: '300',
+  backoff_jitter: 'full',
+  start_paused: '',
+};
+
+/** Browsers submit textarea line breaks as CRLF; a shell command or JSON typed in one means LF. */
+const TEXTAREAS: ReadonlySet<JobField> = new Set(['command', 'payload']);
+
+export function jobFormValues(form: URLSearchParams): JobFormValues {
+  const values = { ...JOB_FORM_DEFAULTS };
+  for (const field of JOB_FIELDS) {
+    const raw = form.get(field);
+    if (raw !== null) values[field] = TEXTAREAS.has(field) ? raw.replace(/\r\n?/g, '\n') : raw;
+  }
+  if (form.get('start_paused') === null) values.start_paused = '';
+  return values;
+}
+
+const NUMBER = /^\s*-?(\d+(\.\d*)?|\.\d+)\s*$/;
+
+/** An API detail path (`backoff.base_seconds`) as the form field that holds it. */
+function fieldOf(path: string): JobField | 'form' {
+  const flat = path.replace(/\./g, '_');
+  if ((JOB_FIELDS as readonly string[]).includes(flat)) return flat as JobField;
+  if (path === 'backoff') return 'backoff_max_seconds';
+  if (path === 'status') return 'start_paused';
+  return 'form';
+}
+
+function addDetails(errors: FieldErrors, details: ErrorDetail[]): void {
+  for (const d of details) {
+    const field = fieldOf(d.path);
+    errors[field] ??= field === 'form' && d.path !== 'body' ? `${d.path}: ${d.message}` : d.message;
+  }
+}
+
+/**
+ * Validates the form as POST /api/v1/jobs would validate its JSON. Returns the job spec, or the problems by field.
+ * @example const { spec, errors } = jobSpecFromForm(values, 600_000)
+ */
+export function jobSpecFromForm(values: JobFormValues, shortLaneMaxTimeoutMs: number): { spec: JobSpec | null; errors: FieldErrors } {
+  const errors: FieldErrors = {};
+  const body: Record<string, unknown> = { name: values.name, timezone: values.timezone.trim() || 'UTC' };
+  const text = (field: JobField, key: string = field) => {
+    if (values[field].trim() !== '') body[key] = values[field];
+  };
+  text('cron_expr');
+  text('run_at');
+  text('command');
+  text('handler');
+  const number = (field: JobField, set: (n: number) => void) => {
+    const raw = values[field];
+    if (raw.trim() === '') return;
+    if (!NUMBER.test(raw)) errors[field] = 'must be a number';
+    else set(Number(raw));
+  };
+  number('max_retries', (n) => (body.max_retries = n));
+  number('timeout_seconds', (n) => (body.timeout_seconds = n));
+  number('priority', (n) => (body.priority = n));
+  number('catch_up_max', (n) => (body.catch_up_max = n));
+  number('misfire_deadline_seconds', (n) => (body.misfire_deadline_seconds = n));
+  const backoff: Record<string, unknown> = { jitter: values.backoff_jitter };
+  number('backoff_base_seconds', (n) => (backoff.base_seconds = n));
+  number('backoff_factor', (n) => (backoff.factor = n));
+  number('backoff_max_seconds', (n) => (backoff.max_seconds = n));
+  body.backoff = backoff;
+  if (values.lane) body.lane = values.lane;
+  body.overlap = values.overlap;
+  body.misfire = values.misfire;
+  body.status = values.start_paused ? 'paused' : 'active';
+  if (values.payload.trim() !== '') {
+    try {
+      body.payload = JSON.parse(values.payload);
+    } catch (error) {
+      errors.payload = `is not valid JSON: ${(error as Error).message}`;
+    }
+  }
+
+  if (values.name.trim() === '') errors.name = 'Enter a name.';
+  const parsed = JobCreate.safeParse(body);
+  if (!parsed.success) addDetails(errors, zodDetails(parsed.error, 'body'));
+  if (!parsed.success || Object.keys(errors).length > 0) return { spec: null, errors };
+  try {
+    return { spec: toJobSpec(parsed.data, shortLaneMaxTimeoutMs), errors };
+  } catch (error) {
+    if (error instanceof ApiError && error.details) {
+      addDetails(errors, error.details);
+      return { spec: null, errors };
+    }
+    throw error;
+  }
+}
+
+export type SchedulePreview =
+  | { kind: 'none' }
+  | { kind: 'error'; field: 'cron_expr' | 'timezone'; message: string }
+  | { kind: 'ok'; times: Date[] };
+
+/** The next `count` fire times of an expression in a zone, as GET /api/v1/schedules/preview computes them. */
+export function previewSchedule(cronExpr: string, timezone: string, now: Date, count = 5): SchedulePreview {
+  const zone = timezone.trim() || 'UTC';
+  if (cronExpr.trim() === '') return { kind: 'none' };
+  if (!isValidTimeZone(zone)) {
+    return { kind: 'error', field: 'timezone', message: `unknown time zone ${JSON.stringify(zone)} (use an IANA name such as "Europe/Paris" or "UTC")` };
+  }
+  const parsed = parseCron(cronExpr, zone);
+  if (!parsed.ok) return { kind: 'error', field: 'cron_expr', message: parsed.error };
+  return { kind: 'ok', times: nextFireTimes(parsed.schedule, now, count) };
+}

@@ -1,0 +1,148 @@
+/**
+ * @module dashboard/pages/execution — `/executions/:id`: one attempt's timeline (from its timestamps), output, error,
+ * its attempt chain (retries and replays), and cancel or replay. Live until the attempt is final.
+ */
+import { LIVE_STATUSES, NotFoundError, type Execution, type Job } from '@jobs/core';
+import type { FC } from 'hono/jsx';
+import { formatDuration, formatJson, formatUtc } from '../format';
+import { renderLive } from '../render';
+import { ActionButton, Duration, Pre, Status, When } from '../ui/components';
+import { PageHeader } from '../ui/layout';
+import type { DashRequest, View } from '../view';
+
+export const isLive = (e: Execution) => (LIVE_STATUSES as readonly string[]).includes(e.status);
+const canReplay = (e: Execution) => e.status === 'dead' || e.status === 'failed';
+
+const Step: FC<{ title: string; at: Date | null; now: Date; children?: unknown }> = ({ title, at, now, children }) => (
+  <li class={at ? undefined : 'pending'}>
+    <strong>{title}</strong> {at ? <When at={at} now={now} exact /> : <span class="muted">not yet</span>}
+    {children ? <div class="muted">{children as never}</div> : null}
+  </li>
+);
+
+const Timeline: FC<{ e: Execution; now: Date }> = ({ e, now }) => {
+  const final = !isLive(e);
+  return (
+    <ol class="timeline" aria-label="Timeline">
+      <Step title="Due" at={e.scheduledFor} now={now}>
+        {`${e.trigger} run, attempt ${e.attempt}`}
+      </Step>
+      <Step title="Queued" at={e.queuedAt} now={now}>
+        {e.startedAt ? `waited ${formatDuration(Math.max(0, e.startedAt.getTime() - Math.max(e.queuedAt.getTime(), e.scheduledFor.getTime())))}` : undefined}
+      </Step>
+      <Step title="Started" at={e.startedAt} now={now}>
+        {e.workerId ? `on ${e.workerId}` : undefined}
+      </Step>
+      {e.status === 'running' && e.leaseExpiresAt && (
+        <Step title="Lease expires" at={e.leaseExpiresAt} now={now}>
+          renewed by the worker's heartbeats; if it lapses the attempt is recovered
+        </Step>
+      )}
+      <Step title={final ? `Finished: ${e.status}` : 'Finished'} at={e.finishedAt} now={now}>
+        {e.finishedAt
+          ? [e.exitCode !== null ? `exit code ${e.exitCode}` : null, e.durationMs !== null ? `ran ${formatDuration(e.durationMs)}` : null].filter(Boolean).join(', ') || undefined
+          : undefined}
+      </Step>
+    </ol>
+  );
+};
+
+const Chain: FC<{ chain: Execution[]; current: string; now: Date }> = ({ chain, current, now }) => (
+  <ol class="chain">
+    {chain.map((e) => (
+      <li aria-current={e.id === current ? 'step' : undefined}>
+        {e.id === current ? `#${e.id}` : <a href={`/executions/${e.id}`}>#{e.id}</a>} · attempt {e.attempt} · {e.trigger}
+        {e.retryOf && <span class="muted">{` (${e.trigger === 'replay' ? 'replays' : 'retries'} #${e.retryOf})`}</span>} · <Status status={e.status} />{' '}
+        <span class="muted">
+          <When at={e.finishedAt ?? e.startedAt ?? e.queuedAt} now={now} />
+        </span>
+      </li>
+    ))}
+  </ol>
+);
+
+/** Cancelling kills a running command, so it asks first: a link to a confirmation page (works without JS). */
+const Actions: FC<{ e: Execution; view: View }> = ({ e, view }) => (
+  <div class="button-row">
+    {isLive(e) && (
+      <a class="btn btn-danger-link" href={`/executions/${e.id}/cancel`}>
+        Cancel execution…
+      </a>
+    )}
+    {canReplay(e) && <ActionButton view={view} action={`/executions/${e.id}/replay`} label="Replay" tone="primary" />}
+  </div>
+);
+
+/** A finished attempt's duration; a running one's time so far and when its timeout kills it. */
+const RunTime: FC<{ e: Execution; job: Job | null; now: Date }> = ({ e, job, now }) => {
+  if (e.status !== 'running' || !e.startedAt) return <Duration ms={e.durationMs} />;
+  const elapsed = Math.max(0, now.getTime() - e.startedAt.getTime());
+  const deadline = job ? new Date(e.startedAt.getTime() + job.timeoutMs) : null;
+  return (
+    <>
+      <span class="nowrap">running for {formatDuration(elapsed)}</span>
+      {job && deadline && (
+        <>
+          {' · '}
+          <span class="nowrap">timeout {formatDuration(job.timeoutMs)}</span>{' '}
+          <span class="muted">
+            (stopped at <time datetime={deadline.toISOString()}>{formatUtc(deadline)}</time>)
+          </span>
+        </>
+      )}
+    </>
+  );
+};
+
+export async function executionPage(r: DashRequest): Promise<Response> {
+  const id = r.c.req.param('id')!;
+  const e = await r.deps.store.executionGet(id);
+  if (!e) throw new NotFoundError('execution', id);
+  const [job, chain] = await Promise.all([r.deps.store.jobGet(e.jobId), r.deps.store.executionChain(id)]);
+  const now = r.view.now;
+
+  const before = (
+    <PageHeader
+      title={`Execution #${e.id}`}
+      subtitle={
+        <>
+          {job ? <a href={`/jobs/${job.id}`}>{job.name}</a> : <span>job #{e.jobId} (deleted)</span>} · {e.trigger} · lane {e.lane}
+        </>
+      }
+    />
+  );
+
+  const live = (
+    <>
+      <div class="status-line">
+        <Status status={e.status} />
+        <span>
+          attempt {e.attempt} · <RunTime e={e} job={job} now={now} />
+        </span>
+        <Actions e={e} view={r.view} />
+      </div>
+      <div class="grid-2">
+        <section class="panel" aria-labelledby="timeline-heading">
+          <h2 id="timeline-heading" class="panel-title">
+            Timeline
+          </h2>
+          <Timeline e={e} now={now} />
+        </section>
+        <section class="panel" aria-labelledby="chain-heading">
+          <h2 id="chain-heading" class="panel-title">
+            Attempt chain
+          </h2>
+          <Chain chain={chain} current={e.id} now={now} />
+          <p class="hint">Retries continue a chain; a replay starts a new one with a fresh retry budget.</p>
+        </section>
+      </div>
+      <h2>Output</h2>
+      <Pre text={e.output} label="Output" empty={isLive(e) ? 'No output yet.' : 'No output.'} />
+      <h2>Error</h2>
+      <Pre text={e.error} label="Error" empty="No error." />
+      <h2>Payload</h2>
+      <Pre text={formatJson(e.payload)} label="Payload" empty="No payload." />
+    </>
+  );
+  return renderLive(r, { title: `Execution #${e.id}`, label: 'Execution status', before, live, final: !isLive(e), everyMs: 2000 });
+}

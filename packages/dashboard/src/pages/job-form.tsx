@@ -1,0 +1,248 @@
+/**
+ * @module dashboard/pages/job-form — `/jobs/new` and `POST /jobs`: create a job. The schedule preview is rendered by
+ * the server (a "Preview schedule" button works without JS) and fetched as a fragment while the user types.
+ * A refused or previewed form redirects to `/jobs/new?draft=<id>` (Post/Redirect/Get, see draft.ts), so reloading
+ * the page never posts the form again.
+ */
+import { ConflictError, createJob, LANES, MISFIRE_POLICIES, OVERLAP_POLICIES } from '@jobs/core';
+import type { FC } from 'hono/jsx';
+import { clearCookie, readCookie, writeCookie } from '../cookies';
+import { describeCron } from '../cron-words';
+import { newDraftId, openDraft, sealDraft } from '../draft';
+import { setFlash } from '../flash';
+import {
+  JOB_FORM_DEFAULTS,
+  jobFormValues,
+  jobSpecFromForm,
+  previewSchedule,
+  type FieldErrors,
+  type JobField,
+  type JobFormValues,
+} from '../job-input';
+import { renderFragment, renderPage } from '../render';
+import { sessionKeys } from '../session';
+import { CsrfField, ZonedTime } from '../ui/components';
+import { CheckField, fieldId, SelectField, TextArea, TextField } from '../ui/fields';
+import { PageHeader } from '../ui/layout';
+import type { DashRequest, View } from '../view';
+
+const LABELS: Record<string, string> = {
+  name: 'Name',
+  command: 'Command',
+  cron_expr: 'Cron expression',
+  timezone: 'Time zone',
+  run_at: 'Run once at',
+  max_retries: 'Retries',
+  timeout_seconds: 'Timeout',
+  lane: 'Lane',
+  priority: 'Priority',
+  handler: 'Handler',
+  payload: 'Payload',
+  overlap: 'Overlap',
+  misfire: 'Misfire policy',
+  catch_up_max: 'Catch-up limit',
+  misfire_deadline_seconds: 'Misfire deadline',
+  backoff_base_seconds: 'Backoff base',
+  backoff_factor: 'Backoff factor',
+  backoff_max_seconds: 'Backoff ceiling',
+  backoff_jitter: 'Jitter',
+  start_paused: 'Start paused',
+  form: 'Job',
+};
+
+/** "Time zone: unknown time zone …", but not "Cron expression: Cron expression … never fires". */
+function withLabel(field: string, message: string): string {
+  const label = LABELS[field] ?? field;
+  return message.toLowerCase().startsWith(label.toLowerCase()) ? message : `${label}: ${message}`;
+}
+
+let zones: string[] | null = null;
+/** Every IANA zone this runtime knows, for the time zone field's suggestions. */
+function timeZones(): string[] {
+  zones ??= ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z !== 'UTC')];
+  return zones;
+}
+
+export const SchedulePreviewView: FC<{ cronExpr: string; timezone: string; now: Date }> = ({ cronExpr, timezone, now }) => {
+  const preview = previewSchedule(cronExpr, timezone, now);
+  if (preview.kind === 'none') return <p class="hint">No cron expression: the job runs only when triggered (or once, at “Run once at”).</p>;
+  if (preview.kind === 'error') return <p class="field-error">{withLabel(preview.field, preview.message)}</p>;
+  const zone = timezone.trim() || 'UTC';
+  const words = describeCron(cronExpr);
+  return (
+    <div>
+      <p class="hint">
+        {words ? <strong>{words}</strong> : 'Valid expression'} ({zone}). Next fire times:
+      </p>
+      <ol>
+        {preview.times.map((t) => (
+          <li>
+            <ZonedTime at={t} zone={zone} />
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+};
+
+/** Every field in the order the form shows it: the list of problems follows it. */
+const PAGE_ORDER: readonly (JobField | 'form')[] = [
+  'form', 'name', 'command', 'cron_expr', 'timezone', 'run_at', 'max_retries', 'timeout_seconds', 'lane', 'priority',
+  'handler', 'overlap', 'misfire', 'catch_up_max', 'misfire_deadline_seconds',
+  'backoff_base_seconds', 'backoff_factor', 'backoff_max_seconds', 'backoff_jitter', 'payload', 'start_paused',
+];
+
+/** Fields under "Advanced": the section opens by itself when one of them has an error. */
+const ADVANCED: readonly JobField[] = [
+  'handler', 'payload', 'overlap', 'misfire', 'catch_up_max', 'misfire_deadline_seconds',
+  'backoff_base_seconds', 'backoff_factor', 'backoff_max_seconds', 'backoff_jitter', 'start_paused',
+];
+
+const options = (values: readonly string[]): [string, string][] => values.map((v) => [v, v]);
+
+const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; preview: boolean }> = ({ view, values: v, errors: e, preview }) => {
+  const problems = PAGE_ORDER.flatMap((field) => (e[field] === undefined ? [] : [[field, e[field]] as const]));
+  return (
+    <>
+      {problems.length > 0 && (
+        <div class="error-summary" role="alert" id="error-summary" tabindex={-1} autofocus>
+          <h2>{problems.length === 1 ? 'One problem to fix' : `${problems.length} problems to fix`}</h2>
+          <ul>
+            {problems.map(([field, message]) => (
+              <li>
+                {field === 'form' ? message : <a href={`#${fieldId(field)}`}>{withLabel(field, message)}</a>}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      <form method="post" action="/jobs" class="stacked" data-preview="/jobs/preview" novalidate>
+        <CsrfField view={view} />
+        <fieldset>
+          <legend>What to run</legend>
+          <div class="stacked-fields">
+            <TextField name="name" label="Name" value={v.name} required error={e.name} hint="Unique among jobs; up to 200 characters." />
+            <TextArea name="command" label="Command" value={v.command} error={e.command} hint="A shell command, run by a worker. (Or give a registered handler under Advanced.)" />
+          </div>
+        </fieldset>
+        <fieldset>
+          <legend>When</legend>
+          <div class="field-row">
+            <TextField name="cron_expr" label="Cron expression" value={v.cron_expr} error={e.cron_expr} mono placeholder="*/5 * * * *" hint="5 fields, or 6 with leading seconds, or @hourly, @daily… Empty: manual only." />
+            <TextField name="timezone" label="Time zone" value={v.timezone} error={e.timezone} list="time-zones" hint="IANA name, e.g. Europe/Paris." />
+            <TextField name="run_at" label="Run once at" value={v.run_at} error={e.run_at} mono placeholder="2030-01-01T09:00:00Z" hint="Instead of a cron expression: an ISO 8601 instant with its offset. Empty for a cron or manual-only job." />
+          </div>
+          <datalist id="time-zones">
+            {timeZones().map((z) => (
+              <option value={z} />
+            ))}
+          </datalist>
+          <div id="schedule-preview" class="preview" aria-live="polite">
+            {(preview || v.cron_expr.trim() !== '') && !e.cron_expr && !e.timezone && (
+              <SchedulePreviewView cronExpr={v.cron_expr} timezone={v.timezone} now={view.now} />
+            )}
+          </div>
+        </fieldset>
+        <fieldset>
+          <legend>Retries and limits</legend>
+          <div class="field-row">
+            <TextField name="max_retries" label="Retries" value={v.max_retries} error={e.max_retries} inputmode="numeric" hint="After the first attempt, 0–100." />
+            <TextField name="timeout_seconds" label="Timeout (seconds)" value={v.timeout_seconds} error={e.timeout_seconds} inputmode="numeric" hint="1–86400." />
+            <SelectField name="lane" label="Lane" value={v.lane} error={e.lane} options={[['', 'automatic (by timeout)'], ...options(LANES)]} />
+            <TextField name="priority" label="Priority" value={v.priority} error={e.priority} inputmode="numeric" hint="-100–100, higher first." />
+          </div>
+        </fieldset>
+        <details class="advanced" open={ADVANCED.some((f) => e[f] !== undefined) || undefined}>
+          <summary>Advanced</summary>
+          <div class="stacked-fields">
+            <div class="field-row">
+              <TextField name="handler" label="Handler (instead of a command)" value={v.handler} error={e.handler} mono />
+              <SelectField name="overlap" label="Overlap" value={v.overlap} error={e.overlap} options={options(OVERLAP_POLICIES)} hint="When a run is due while the last one still runs." />
+              <SelectField name="misfire" label="Misfire policy" value={v.misfire} error={e.misfire} options={options(MISFIRE_POLICIES)} hint="Fire times missed while nothing ran." />
+              <TextField name="catch_up_max" label="Catch-up limit" value={v.catch_up_max} error={e.catch_up_max} inputmode="numeric" />
+              <TextField name="misfire_deadline_seconds" label="Misfire deadline (seconds)" value={v.misfire_deadline_seconds} error={e.misfire_deadline_seconds} inputmode="numeric" hint="Optional." />
+            </div>
+            <div class="field-row">
+              <TextField name="backoff_base_seconds" label="Backoff base (s)" value={v.backoff_base_seconds} error={e.backoff_base_seconds} inputmode="decimal" />
+              <TextField name="backoff_factor" label="Backoff factor" value={v.backoff_factor} error={e.backoff_factor} inputmode="decimal" />
+              <TextField name="backoff_max_seconds" label="Backoff ceiling (s)" value={v.backoff_max_seconds} error={e.backoff_max_seconds} inputmode="decimal" />
+              <SelectField name="backoff_jitter" label="Jitter" value={v.backoff_jitter} error={e.backoff_jitter} options={[['full', 'full'], ['none', 'none']]} />
+            </div>
+            <TextArea name="payload" label="Payload (JSON)" value={v.payload} error={e.payload} hint="Passed to the command as JOB_PAYLOAD. At most 64 KiB." />
+            <CheckField name="start_paused" label="Create paused" checked={v.start_paused !== ''} error={e.start_paused} />
+          </div>
+        </details>
+        <div class="button-row">
+          <button type="submit" class="btn btn-primary">
+            Create job
+          </button>
+          <button type="submit" class="btn" name="intent" value="preview">
+            Preview schedule
+          </button>
+          <a href="/jobs">Cancel</a>
+        </div>
+      </form>
+    </>
+  );
+};
+
+async function renderForm(r: DashRequest, values: JobFormValues, errors: FieldErrors, status: 200 | 400 | 409, preview = false, lost = false) {
+  return renderPage(r.c, r.view, {
+    title: Object.keys(errors).length > 0 ? 'Error: new job' : 'New job',
+    status,
+    body: (
+      <>
+        <PageHeader title="New job" subtitle="Schedule a command with cron, run it once at a given time, or only by hand." />
+        {lost && (
+          <p class="flash flash-error" role="alert">
+            The form you were filling in is no longer here (a refused form is kept for an hour, in the browser that sent it). Start again below.
+          </p>
+        )}
+        <JobForm view={r.view} values={values} errors={errors} preview={preview} />
+      </>
+    ),
+  });
+}
+
+export async function newJobPage(r: DashRequest): Promise<Response> {
+  const wanted = r.c.req.query('draft');
+  if (wanted === undefined) {
+    if (readCookie(r.c, 'draft') !== undefined) clearCookie(r.c, 'draft');
+    return renderForm(r, { ...JOB_FORM_DEFAULTS }, {}, 200);
+  }
+  const draft = openDraft(sessionKeys(r.deps.apiKeys), readCookie(r.c, 'draft'));
+  if (!draft || draft.id !== wanted) return renderForm(r, { ...JOB_FORM_DEFAULTS }, {}, 200, false, true);
+  return renderForm(r, draft.values, draft.errors, 200, draft.preview);
+}
+
+/** Post/Redirect/Get: the form again at /jobs/new?draft=…, or in place when the draft is too large for a cookie. */
+function showAgain(r: DashRequest, values: JobFormValues, errors: FieldErrors, status: 200 | 400 | 409, preview = false) {
+  const id = newDraftId();
+  const sealed = sealDraft(sessionKeys(r.deps.apiKeys), { id, values, errors, preview });
+  if (sealed === null) return renderForm(r, values, errors, status, preview);
+  writeCookie(r.c, 'draft', sealed);
+  return r.c.redirect(`/jobs/new?draft=${id}`, 303);
+}
+
+export async function createJobSubmit(r: DashRequest): Promise<Response> {
+  const values = jobFormValues(r.form);
+  if (r.form.get('intent') === 'preview') return showAgain(r, values, {}, 200, true);
+  const { spec, errors } = jobSpecFromForm(values, r.deps.shortLaneMaxTimeoutMs);
+  if (!spec) return showAgain(r, values, errors, 400);
+  try {
+    const job = await createJob(r.commands, spec);
+    // The draft cookie is scoped to /jobs/new, so this request cannot see it: clear it blind.
+    clearCookie(r.c, 'draft');
+    setFlash(r.c, 'created', job.id);
+    return r.c.redirect(`/jobs/${job.id}`, 303);
+  } catch (error) {
+    if (error instanceof ConflictError) return showAgain(r, values, { name: 'a live job already has this name' }, 409);
+    throw error;
+  }
+}
+
+export async function schedulePreviewFragment(r: DashRequest): Promise<Response> {
+  const cronExpr = (r.c.req.query('cron_expr') ?? '').slice(0, 1000);
+  const timezone = (r.c.req.query('timezone') ?? 'UTC').slice(0, 200);
+  return renderFragment(r.c, <SchedulePreviewView cronExpr={cronExpr} timezone={timezone} now={r.view.now} />);
+}

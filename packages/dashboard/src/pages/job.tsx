@@ -1,0 +1,161 @@
+/**
+ * @module dashboard/pages/job — `/jobs/:id`: a job's settings, upcoming fire times and recent executions (live),
+ * and `/jobs/:id/delete`, the confirmation page that makes deleting a two-step action without JS.
+ */
+import { nextFireTimes, NotFoundError, parseCron, type Job } from '@jobs/core';
+import type { FC } from 'hono/jsx';
+import { formatDuration, formatJson } from '../format';
+import { renderLive, renderPage } from '../render';
+import { ActionButton, ExecutionRow, JobActions, Pre, Schedule, Status, Table, When, ZonedTime, executionHeaders } from '../ui/components';
+import { PageHeader } from '../ui/layout';
+import type { DashRequest } from '../view';
+
+const RECENT = 20;
+
+async function loadJob(r: DashRequest): Promise<Job> {
+  const id = r.c.req.param('id')!;
+  const job = await r.deps.store.jobGet(id);
+  if (!job) throw new NotFoundError('job', id);
+  return job;
+}
+
+const Upcoming: FC<{ job: Job; now: Date }> = ({ job, now }) => {
+  if (job.cronExpr === null || job.status !== 'active') return null;
+  const parsed = parseCron(job.cronExpr, job.timezone);
+  if (!parsed.ok) return null;
+  const times = nextFireTimes(parsed.schedule, now, 5);
+  return (
+    <>
+      <h3 class="subhead">Next fire times</h3>
+      <ol class="compact">
+        {times.map((t) => (
+          <li>
+            <ZonedTime at={t} zone={job.timezone} />
+          </li>
+        ))}
+      </ol>
+    </>
+  );
+};
+
+const Settings: FC<{ job: Job; now: Date }> = ({ job, now }) => (
+  <dl class="props">
+    <dt>{job.command !== null ? 'Command' : 'Handler'}</dt>
+    <dd>{job.command !== null ? <Pre text={job.command} label="Command" /> : <code>{job.handler}</code>}</dd>
+    <dt>Payload</dt>
+    <dd>
+      <Pre text={formatJson(job.payload)} label="Payload" />
+    </dd>
+    <dt>Retries</dt>
+    <dd>{job.maxRetries === 0 ? 'none: a failed attempt goes straight to the dead letter queue' : `up to ${job.maxRetries} after the first attempt`}</dd>
+    <dt>Backoff</dt>
+    <dd>
+      {formatDuration(job.backoff.baseMs)} × {job.backoff.factor}^n, at most {formatDuration(job.backoff.maxMs)}, jitter {job.backoff.jitter}
+    </dd>
+    <dt>Timeout</dt>
+    <dd>{formatDuration(job.timeoutMs)}</dd>
+    <dt>Lane · priority</dt>
+    <dd>
+      {job.lane} · {job.priority}
+    </dd>
+    <dt>Overlap</dt>
+    <dd>{job.overlap}</dd>
+    <dt>Misfire</dt>
+    <dd>
+      {job.misfire}
+      {job.misfire === 'catch_up' && ` (at most ${job.catchUpMax})`}
+      {job.misfireDeadlineMs !== null && `, deadline ${formatDuration(job.misfireDeadlineMs)}`}
+    </dd>
+    <dt>Created</dt>
+    <dd>
+      <When at={job.createdAt} now={now} exact />
+    </dd>
+    <dt>Updated</dt>
+    <dd>
+      <When at={job.updatedAt} now={now} exact />
+    </dd>
+  </dl>
+);
+
+export async function jobPage(r: DashRequest): Promise<Response> {
+  const job = await loadJob(r);
+  const executions = await r.deps.store.executionList({ jobId: job.id, limit: RECENT });
+  const now = r.view.now;
+  const path = `/jobs/${job.id}`;
+
+  const before = (
+    <>
+      <PageHeader
+        title={job.name}
+        subtitle={
+          <>
+            <Status status={job.status} /> Job #{job.id}
+          </>
+        }
+        actions={<JobActions view={r.view} job={job} returnTo={path} />}
+      />
+      <div class="grid-2">
+        <section class="panel" aria-labelledby="schedule-heading">
+          <h2 id="schedule-heading" class="panel-title">
+            Schedule
+          </h2>
+          <dl class="props">
+            <dt>Schedule</dt>
+            <dd>
+              <Schedule job={job} now={now} />
+            </dd>
+            <dt>Next run</dt>
+            <dd>
+              <When at={job.nextRunAt} now={now} exact />
+              {job.status === 'paused' && <span class="muted"> (paused)</span>}
+            </dd>
+            <dt>Last run</dt>
+            <dd>
+              <When at={job.lastRunAt} now={now} exact />
+            </dd>
+          </dl>
+          <Upcoming job={job} now={now} />
+        </section>
+        <section class="panel" aria-labelledby="settings-heading">
+          <h2 id="settings-heading" class="panel-title">
+            Settings
+          </h2>
+          <Settings job={job} now={now} />
+        </section>
+      </div>
+      <h2 id="recent-heading">Recent executions</h2>
+    </>
+  );
+
+  const live = (
+    <>
+      <Table caption={`Recent executions of ${job.name}`} headers={executionHeaders({ output: true })} rows={executions.length} empty="No executions yet. Run it now, or wait for its schedule.">
+        {executions.map((e) => (
+          <ExecutionRow e={e} now={now} output />
+        ))}
+      </Table>
+      <p class="pager">
+        <a href={`/executions?job_id=${job.id}`}>All executions of this job →</a>
+      </p>
+    </>
+  );
+  return renderLive(r, { title: job.name, label: 'Recent executions', before, live });
+}
+
+export async function deleteJobPage(r: DashRequest): Promise<Response> {
+  const job = await loadJob(r);
+  const body = (
+    <div class="panel confirm">
+      <h1>Delete “{job.name}”?</h1>
+      <p>The job stops: no further runs. Its queued and running executions are cancelled (running commands are killed).</p>
+      <p>Its history stays readable under Executions, and its name can be used again.</p>
+      <div class="button-row">
+        <ActionButton view={r.view} action={`/jobs/${job.id}/delete`} label="Delete job" tone="danger" />
+        <a class="btn" href={`/jobs/${job.id}`}>
+          Keep it
+        </a>
+      </div>
+    </div>
+  );
+  return renderPage(r.c, r.view, { title: `Delete ${job.name}`, body });
+}
