@@ -25,7 +25,7 @@ export async function lanesPage(r: DashRequest): Promise<Response> {
   const now = r.view.now;
   const live = (
     <>
-      <Table caption="Lanes" headers={['Lane', 'State', 'Queued', 'Running', 'Ready in Redis', 'Delayed', '']} rows={lanes.length} empty="No lanes.">
+      <Table caption="Lanes" headers={['Lane', 'State', 'Queued', 'Running', 'Ready in Redis', 'Delayed', 'Action']} rows={lanes.length} empty="No lanes.">
         {lanes
           .filter((l) => (LANES as readonly string[]).includes(l.lane))
           .map((l) => (
