@@ -1,5 +1,5 @@
 /** @module jobs — all SQL on the jobs table: insert, read, list, status changes, delete, and the tick's claim. */
-import { ConflictError, NO_LIMITS, parseJsonPointer, type ChangedExecution, type FirePlan, type FlowLimits, type Job, type JobSpec, type MaterialiseResult } from '@jobs/core';
+import { ConflictError, InvalidInputError, NO_LIMITS, parseJsonPointer, type ChangedExecution, type FirePlan, type FlowLimits, type Job, type JobSpec, type MaterialiseResult } from '@jobs/core';
 import type pg from 'pg';
 import { countInMinutes } from './minutes';
 import { transaction } from './transaction';
@@ -19,7 +19,7 @@ export interface JobListFilter {
 export function limitColumns(limits: FlowLimits): unknown[] {
   const pointer = limits.concurrencyKey;
   const path = pointer === null ? null : parseJsonPointer(pointer);
-  if (path && !path.ok) throw new Error(`concurrency key: ${path.error}`);
+  if (path && !path.ok) throw new InvalidInputError(`concurrency_key: ${path.error}`, 'concurrency_key');
   return [
     limits.maxConcurrency, pointer, path?.ok ? path.path : null, limits.maxConcurrencyPerKey, limits.rateLimit?.limit ?? null,
     limits.rateLimit?.periodMs ?? null, limits.rateLimit?.perKey ?? false,
