@@ -156,6 +156,18 @@ describe.each(QUEUE_ADAPTERS)('flow control ($name)', (adapter) => {
     expect(maxOverlap(await runsOf(env.pool, job.id))).toBe(2);
   });
 
+  it.runIf(adapter.loseState)('starts nothing until its flow state is restored, which a worker does by itself; a paused lane stays paused', async () => {
+    const job = await createJob(e.deps, jobSpec({ handler: 'noop' }));
+    await setLanePaused(e.deps, 'long', true);
+    await adapter.loseState!(env);
+    const { execution } = await triggerJob(e.deps, { jobId: job.id });
+    expect(await env.queue.claim({ lane: 'long', count: 1, leaseMs: 1000 })).toMatchObject({ claims: [], state: 'restore' });
+    await e.worker({ concurrency: 2 });
+    await eventually(async () => (await env.store.executionGet(execution.id))?.status === 'succeeded', 5000);
+    expect(e.logs.some((l) => (l.obj as { event?: string }).event === 'flow.restored')).toBe(true);
+    expect(await env.queue.claim({ lane: 'long', count: 1, leaseMs: 1000 })).toMatchObject({ claims: [], state: 'paused' });
+  });
+
   async function cancel(id: string) {
     const { cancelExecution } = await import('@jobs/core');
     await cancelExecution(e.deps, id);
