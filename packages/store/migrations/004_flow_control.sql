@@ -19,9 +19,6 @@ ALTER TABLE jobs
   ADD COLUMN limited                 boolean GENERATED ALWAYS AS (
     max_concurrency IS NOT NULL OR max_concurrency_per_key IS NOT NULL OR rate_limit IS NOT NULL) STORED;
 
--- The reconciler copies the limits of recently changed jobs to Redis (repairing a copy that failed).
-CREATE INDEX jobs_updated ON jobs (updated_at);
-
 -- The concurrency key value of a payload: the JSON text of what the pointer selects ('' when the job has no key, or
 -- the payload has nothing there or null: one shared value). Long values are replaced by their SHA-256 so Redis key
 -- names stay short. IMMUTABLE and a single expression, so PostgreSQL inlines it into the statements that call it.

@@ -42,7 +42,8 @@ export async function flowSnapshot(
   const columns = `id, limited AND deleted_at IS NULL AS live_limited, max_concurrency, concurrency_key,
     max_concurrency_per_key, rate_limit, rate_period_ms, rate_per_key,
     (extract(epoch FROM updated_at) * 1000000)::bigint::text AS version`;
-  // Three probes rather than one OR, so each can use its index (the full one is rare: after Redis lost its state).
+  // Three queries rather than one OR. The recently changed jobs are found by a scan of jobs (once per reconciler
+  // pass): an index on updated_at would cost every tick's update of next_run_at an index insert.
   const [named, changed, limited] = await Promise.all([
     input.jobIds.length === 0 ? null : pool.query(`SELECT ${columns} FROM jobs WHERE id = ANY($1::bigint[])`, [input.jobIds.filter(isId)]),
     input.changedWithinMs === undefined
