@@ -1,13 +1,23 @@
 /**
- * @module config — the one place that reads the environment. Every variable is validated at start, all problems
- * are reported at once, and nothing below functions/ ever reads process.env.
+ * @module config — the one place that reads the environment (and SST's linked resources). Every variable is
+ * validated at start, all problems are reported at once, and nothing below functions/ ever reads process.env.
  */
 import { EXECUTION_STATUSES, LANES, parseDuration, type ExecutionStatus, type Lane } from '@jobs/core';
+import { Resource } from 'sst/resource';
 
 export interface Config {
   databaseUrl: string;
   /** TLS to PostgreSQL (RDS): `require` verifies nothing but encrypts; `verify` checks the certificate. */
   databaseSsl: 'off' | 'require' | 'verify';
+  /** Connections a process's pool may open (Lambdas always use 1). */
+  databasePoolMax: number;
+  /** A query that has not answered after this long fails (the connection is dropped). */
+  databaseQueryTimeoutMs: number;
+  /**
+   * `named`: hot-path statements are prepared once per connection; `unnamed`: parsed on every call, so nothing
+   * session-scoped is left behind a connection pooler such as RDS Proxy.
+   */
+  databaseStatements: 'named' | 'unnamed';
   redisUrl: string;
   redisCluster: boolean;
   queuePrefix: string;
@@ -30,6 +40,10 @@ export interface Config {
   /** Most worker Lambdas one tick wakes. */
   wakeMaxWorkers: number;
   handlersModule: string | null;
+  /** CloudWatch namespace of the tick's metrics (EMF log lines); null: none are written. */
+  metricsNamespace: string | null;
+  /** The ECS agent endpoint ECS injects into containers (task scale-in protection); null elsewhere. */
+  ecsAgentUri: string | null;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** Test only: shifts this process's host clock reading (the fault suite's skewed-clock processes). */
   clockOffsetMs: number;
@@ -42,8 +56,11 @@ export class ConfigError extends Error {
   }
 }
 
-/** Documented in README "Configuration"; keep the two in step. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Documented in README "Configuration"; keep the two in step. Credentials a URL leaves out (and API keys, when
+ * API_KEYS is unset) come from the SST resources linked to the function, which SST ships encrypted in its bundle.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, linked: LinkedCredentials = linkedCredentials()): Config {
   const problems: string[] = [];
   const text = (name: string, fallback: string) => (env[name] ?? '').trim() || fallback;
   const duration = (name: string, fallback: string, min = 1) => {
@@ -107,14 +124,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cluster = text('REDIS_CLUSTER', 'false');
   if (!['true', 'false'].includes(cluster)) problems.push(`REDIS_CLUSTER must be true or false (got ${JSON.stringify(cluster)})`);
 
+  const namespace = text('METRICS_NAMESPACE', '');
+  if (namespace && !/^[A-Za-z0-9 ._/#:-]{1,255}$/.test(namespace)) {
+    problems.push(`METRICS_NAMESPACE must be 1-255 letters, digits, spaces or . _ / # : - (got ${JSON.stringify(namespace)})`);
+  }
+  const ecsAgentUri = text('ECS_AGENT_URI', '');
+  if (ecsAgentUri && !/^https?:\/\//.test(ecsAgentUri)) problems.push(`ECS_AGENT_URI must be an http:// URL (got ${JSON.stringify(ecsAgentUri)})`);
+
   const config: Config = {
-    databaseUrl: url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/postgres', ['postgres:', 'postgresql:']),
+    databaseUrl: withPassword(url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/postgres', ['postgres:', 'postgresql:']), linked.databasePassword),
     databaseSsl: oneOf('DATABASE_SSL', 'off', ['off', 'require', 'verify'] as const),
-    redisUrl: url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    databasePoolMax: integer('DATABASE_POOL_MAX', 10, 1, 1000),
+    databaseQueryTimeoutMs: duration('DATABASE_QUERY_TIMEOUT', '60s', 100),
+    databaseStatements: oneOf('DATABASE_PREPARED_STATEMENTS', 'named', ['named', 'unnamed'] as const),
+    redisUrl: withPassword(url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']), linked.redisPassword),
     redisCluster: cluster === 'true',
     queuePrefix,
     httpPort: integer('HTTP_PORT', 8080, 0, 65535),
-    apiKeys: text('API_KEYS', '')
+    apiKeys: text('API_KEYS', linked.apiKeys ?? '')
       .split(',')
       .map((k) => k.trim())
       .filter(Boolean),
@@ -132,6 +159,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventBusName: text('EVENT_BUS_NAME', '') || null,
     eventTransitions: allTransitions ? null : listedTransitions,
     handlersModule: text('HANDLERS_MODULE', '') || null,
+    metricsNamespace: namespace || null,
+    ecsAgentUri: ecsAgentUri || null,
     logLevel: oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
     clockOffsetMs: integer('CLOCK_OFFSET_MS', 0, -86_400_000, 86_400_000),
   };
@@ -150,5 +179,48 @@ export function redact(url: string): string {
     return parsed.toString();
   } catch {
     return url.replace(/\/\/([^:/@]+):([^@]+)@/, '//$1:***@');
+  }
+}
+
+/** Credentials from the SST resources linked to this function (`link` in infra/); absent when not linked. */
+export interface LinkedCredentials {
+  databasePassword?: string;
+  redisPassword?: string;
+  apiKeys?: string;
+}
+
+/**
+ * Reads the linked `Database`, `Redis` and `ApiKeys` resources through SST's SDK: in a deployed Lambda they are
+ * decrypted from the bundle's resource file (so no password is a plain environment variable of the function), in
+ * `sst dev` they arrive from the dev server. Outside SST there are none.
+ */
+export function linkedCredentials(): LinkedCredentials {
+  const resources = Resource as unknown as Record<string, Record<string, unknown> | undefined>;
+  const field = (resource: string, key: string) => {
+    try {
+      if (!(resource in resources)) return undefined;
+      const value = resources[resource]?.[key];
+      return typeof value === 'string' && value !== '' ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    databasePassword: field('Database', 'password'),
+    redisPassword: field('Redis', 'password'),
+    apiKeys: field('ApiKeys', 'value'),
+  };
+}
+
+/** `url` with `password` filled in when it names none (a URL's own password wins). */
+export function withPassword(url: string, password: string | undefined): string {
+  if (!password) return url;
+  try {
+    const parsed = new URL(url);
+    if (parsed.password || !parsed.username) return url;
+    parsed.password = encodeURIComponent(password);
+    return parsed.toString();
+  } catch {
+    return url;
   }
 }

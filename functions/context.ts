@@ -66,7 +66,7 @@ export function databaseClock(pool: pg.Pool, hostMs: () => number, logger: AppLo
 export async function createContext(options: ContextOptions = {}): Promise<Context> {
   const config = options.config ?? loadConfig();
   const logger = options.logger ?? createLogger({ level: config.logLevel });
-  const pool = createPool(config, { max: options.poolMax ?? 10, logger });
+  const pool = createPool(config, { max: options.poolMax ?? config.databasePoolMax, logger });
   const redis = createRedis(config, logger);
   const hostMs = config.clockOffsetMs ? () => Date.now() + config.clockOffsetMs : Date.now;
   const synced = options.clock ? null : databaseClock(pool, hostMs, logger);

@@ -10,12 +10,15 @@ import middy from '@middy/core';
 import type { Context as LambdaContext } from 'aws-lambda';
 import { loadConfig } from './config';
 import { createContext, type Context } from './context';
+import { createEmfWriter, type EmfWriter } from './emf';
 import { createEventPublisher, type EventPublisher } from './events';
 import { createLogger, fanOut } from './logger';
 
 export interface LambdaResources extends Context {
   /** The bus publisher when EVENT_BUS_NAME is set (it also receives every transition through `sink`). */
   events: EventPublisher | null;
+  /** CloudWatch metrics as EMF log lines when METRICS_NAMESPACE is set. */
+  metrics: EmfWriter | null;
   /** Registers cleanup to run before the context closes (e.g. a handler's extra Redis connection). */
   onClose(cleanup: () => Promise<void>): void;
 }
@@ -47,6 +50,7 @@ async function build(): Promise<LambdaResources> {
     ...ctx,
     config,
     events,
+    metrics: config.metricsNamespace ? createEmfWriter({ namespace: config.metricsNamespace }) : null,
     sink: events ? fanOut(ctx.sink, events) : ctx.sink,
     onClose: (cleanup) => void cleanups.push(cleanup),
     async close() {
@@ -62,6 +66,17 @@ export async function resetForTests(): Promise<void> {
   const built = current;
   current = null;
   if (built) await (await built.catch(() => null))?.close();
+}
+
+/** Delayed work due this long after the next tick is still woken for by this one (ticks start a little late). */
+const WAKE_HORIZON_MARGIN_MS = 5_000;
+
+/**
+ * How far ahead the tick wakes worker Lambdas for delayed work, and how long a woken one waits for such work
+ * before it returns: until the next tick, plus a margin.
+ */
+export function wakeHorizonMs(config: { scheduleIntervalMs: number }): number {
+  return config.scheduleIntervalMs + WAKE_HORIZON_MARGIN_MS;
 }
 
 /** Milliseconds from now until `context` reaches `marginMs` of remaining time (never negative). */

@@ -5,18 +5,28 @@
 import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import type { RedisClient } from '@jobs/queue';
+import { StorePool } from '@jobs/store';
 import { redact, type Config } from './config';
 import type { AppLogger } from './logger';
 
-export function createPool(config: Pick<Config, 'databaseUrl' | 'databaseSsl'>, options: { max: number; logger?: AppLogger }): pg.Pool {
-  const pool = new pg.Pool({
+type PoolSettings = Pick<Config, 'databaseUrl' | 'databaseSsl'> & Partial<Pick<Config, 'databaseQueryTimeoutMs' | 'databaseStatements'>>;
+
+/**
+ * The process's pg pool (a StorePool: stale connections are replaced at checkout, reads retried once on a dead
+ * connection, statements unnamed behind RDS Proxy).
+ */
+export function createPool(config: PoolSettings, options: { max: number; logger?: AppLogger }): pg.Pool {
+  const pool = new StorePool({
     connectionString: config.databaseUrl,
     max: options.max,
     ssl: config.databaseSsl === 'off' ? undefined : { rejectUnauthorized: config.databaseSsl === 'verify' },
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,
     // Lets a query fail instead of hanging forever when the server vanishes mid-statement.
-    query_timeout: 60_000,
+    query_timeout: config.databaseQueryTimeoutMs ?? 60_000,
+    unnamedStatements: config.databaseStatements === 'unnamed',
+    // An eviction is routine after a quiet period; a retry means a connection died under a statement.
+    onEvent: (event) => (event.event === 'db.query_retried' ? options.logger?.warn(event) : options.logger?.debug(event)),
   });
   // An idle client losing its connection (database restart) emits here; without a listener the process would crash.
   pool.on('error', (error) => options.logger?.warn({ event: 'db.idle_client_error', err: error.message }));

@@ -1,7 +1,8 @@
 /**
  * The scheduler tick on Lambda, run every minute by an EventBridge schedule (infra/scheduler.ts): one scheduler
  * pass, the reaper and the reconciler within the invocation's time budget, then a `work-available` event on the bus
- * that wakes a worker Lambda (infra/workers.ts) when short-lane work is ready or due within the lookahead.
+ * that wakes a worker Lambda (infra/workers.ts) when short-lane work is ready or due within the lookahead, and the
+ * queue metrics the container service scales on (queue-metrics.ts, when METRICS_NAMESPACE is set).
  *
  * A partial failure (Redis away, one pass failing) is logged and reported in the result: every pass is safe to
  * repeat and the next tick runs them again. The invocation fails only when PostgreSQL is unreachable, because then
@@ -10,7 +11,8 @@
 import { LANES, reapOnce, reconcileOnce, runTick, type ReapResult, type TickResult } from '@jobs/core';
 import type { Context as LambdaContext, ScheduledEvent } from 'aws-lambda';
 import { WORK_AVAILABLE_DETAIL_TYPE, type WorkAvailableDetail } from './events';
-import { budgetMs, lambdaHandler, lambdaResources, type LambdaResources } from './lambda';
+import { budgetMs, lambdaHandler, lambdaResources, wakeHorizonMs, type LambdaResources } from './lambda';
+import { publishQueueMetrics, type QueueMetricsSummary } from './queue-metrics';
 import { UnreachableError } from './resources';
 
 /** Time runTick leaves for the repair passes, the wake-up and the flush. */
@@ -28,6 +30,8 @@ export interface TickSummary {
   reconciled: { scanned: number; pushed: number } | null;
   /** Short-lane depth as the wake-up saw it; `workers` work-available events were sent (`published` when any). */
   wake: { ready: number; delayed: number; dueSoon: number; workers: number; published: boolean; delivered: boolean | null } | null;
+  /** What went out as CloudWatch metrics (null when METRICS_NAMESPACE is unset or the pass failed). */
+  metrics: QueueMetricsSummary | null;
   /** Passes that failed or were skipped for lack of time, with the reason. */
   errors: { step: string; error: string }[];
   ms: number;
@@ -41,7 +45,7 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
   const started = Date.now();
   const ctx = await lambdaResources();
   const { config, logger } = ctx;
-  const summary: TickSummary = { tick: null, reaped: null, reconciled: null, wake: null, errors: [], ms: 0 };
+  const summary: TickSummary = { tick: null, reaped: null, reconciled: null, wake: null, metrics: null, errors: [], ms: 0 };
   let reachable: Promise<boolean> | null = null;
 
   /** Runs one pass; a failure is recorded, and ends the invocation only if PostgreSQL is gone. */
@@ -77,6 +81,11 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
   await ctx.store.workersPrune(Math.max(10 * config.leaseMs, 10 * 60_000)).catch(() => undefined);
 
   summary.wake = await pass('wake', () => wakeWorkers(ctx));
+  const metrics = ctx.metrics;
+  if (metrics) {
+    // "Active" as the API's /workers has it: a heartbeat within two lease timeouts.
+    summary.metrics = await pass('metrics', () => publishQueueMetrics(ctx, metrics, { workerActiveWithinMs: 2 * config.leaseMs }));
+  }
   if (ctx.events) {
     const delivered = await ctx.events.flush(Math.min(FLUSH_MAX_MS, budgetMs(context, 1000)));
     if (summary.wake) summary.wake.delivered = summary.wake.published ? delivered : null;
@@ -89,16 +98,17 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
 }
 
 /**
- * Publishes `work-available` when the short lane has ids ready, or delayed ids due within the lookahead (fire
- * times the tick just materialised, retries whose backoff ends soon). Retries due later wake nobody yet.
+ * Publishes `work-available` when the short lane has ids ready, or delayed ids due before the next tick (fire
+ * times the tick just materialised, retries whose backoff ends soon). Work due later wakes nobody yet.
  * One event wakes one worker Lambda; a backlog wakes one per WORKER_CONCURRENCY ids waiting, at most
  * WAKE_MAX_WORKERS a tick. Lambdas still draining from earlier ticks are not subtracted: work still waiting means
  * they are not keeping up, and a woken Lambda that finds nothing returns at once.
  */
 async function wakeWorkers(ctx: LambdaResources): Promise<NonNullable<TickSummary['wake']>> {
   const depth = (await ctx.queue.depth()).short;
-  // The delayed set is scored by due time in ms (packages/queue/src/lua/push-7.lua).
-  const dueSoon = await ctx.queue.redis.zcount(ctx.queue.keys.lane('short').delayed, '-inf', Date.now() + ctx.config.lookaheadMs);
+  // Only what comes due before the next tick: a woken Lambda waits for it (functions/worker.ts), and what is due
+  // later is the next tick's to wake for. The delayed set is scored by due time in ms (packages/queue/src/lua/push-7.lua).
+  const dueSoon = await ctx.queue.redis.zcount(ctx.queue.keys.lane('short').delayed, '-inf', Date.now() + wakeHorizonMs(ctx.config));
   const wake = { ready: depth.ready, delayed: depth.delayed, dueSoon, workers: 0, published: false, delivered: null };
   if (depth.ready === 0 && dueSoon === 0) return wake;
   if (!ctx.events) {

@@ -1,11 +1,12 @@
-/** @module worker-setup — builds a Worker on a context: runner with handlers, cancel subscription, lifecycle. */
-import { Worker, type WorkerKind } from '@jobs/core';
+/** @module worker-setup — builds a Worker on a context: runner with handlers (and ECS task protection), cancel subscription, lifecycle. */
+import { Worker, type Runner, type WorkerKind } from '@jobs/core';
 import { BUILTIN_HANDLERS, createRunner, type Handler } from '@jobs/runner';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Context } from './context';
 import { newWorkerId } from './context';
+import { createTaskProtection, protectLongAttempts } from './task-protection';
 
 export const VERSION = '0.1.0';
 
@@ -30,8 +31,13 @@ export async function startWorker(
   options: { kind: WorkerKind; handlers?: Record<string, Handler>; concurrency?: number; id?: string },
 ): Promise<StartedWorker> {
   const handlers = { ...BUILTIN_HANDLERS, ...(await loadHandlers(ctx.config.handlersModule)), ...options.handlers };
+  let runner: Runner = createRunner({ handlers });
+  // On ECS: a scale-in or deploy must not stop this task while it runs attempts longer than its stop grace.
+  if (ctx.config.ecsAgentUri) {
+    runner = protectLongAttempts(runner, createTaskProtection({ agentUri: ctx.config.ecsAgentUri, logger: ctx.logger }), { graceMs: ctx.config.shutdownGraceMs });
+  }
   const worker = new Worker(
-    { store: ctx.store, queue: ctx.queue, runner: createRunner({ handlers }), clock: ctx.clock, sink: ctx.sink, logger: ctx.logger },
+    { store: ctx.store, queue: ctx.queue, runner, clock: ctx.clock, sink: ctx.sink, logger: ctx.logger },
     {
       id: options.id ?? newWorkerId(options.kind),
       kind: options.kind,

@@ -1,7 +1,8 @@
 /**
  * The short-lane worker on Lambda, invoked by the bus rule on every `work-available` event (infra/workers.ts).
  * It drains the `short` lane (never `long`: those jobs may outlive any Lambda) until either no work has been seen
- * for IDLE_EXIT_MS, or its remaining time drops below the longest attempt it may start (SHORT_LANE_MAX_TIMEOUT) plus
+ * for IDLE_EXIT_MS (and nothing delayed comes due before the next tick, which the tick woke it for), or its
+ * remaining time drops below the longest attempt it may start (SHORT_LANE_MAX_TIMEOUT) plus
  * a margin (SHUTDOWN_GRACE, or 10 s when that is 0): it never starts an attempt it cannot finish. It then waits for
  * its running attempts, writes every outcome, deregisters and returns its counts.
  */
@@ -11,7 +12,7 @@ import type { Context as LambdaContext, EventBridgeEvent } from 'aws-lambda';
 import { hostname } from 'node:os';
 import { newWorkerId } from './context';
 import type { WorkAvailableDetail } from './events';
-import { budgetMs, lambdaHandler, lambdaResources, type LambdaResources } from './lambda';
+import { budgetMs, lambdaHandler, lambdaResources, wakeHorizonMs, type LambdaResources } from './lambda';
 import { VERSION, loadHandlers } from './worker-setup';
 
 /** No work seen for this long ends the invocation: a woken Lambda must not bill for waiting. */
@@ -106,7 +107,7 @@ export async function drainShortLane(
   }, budgetMs(context, releaseAt));
   let counts: WorkerCounts;
   try {
-    counts = await worker.drain({ mayClaim, idleExitMs: IDLE_EXIT_MS });
+    counts = await worker.drain({ mayClaim, idleExitMs: IDLE_EXIT_MS, waitForDueWithinMs: wakeHorizonMs(config) });
   } finally {
     clearTimeout(lastResort);
     active = null;

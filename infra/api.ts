@@ -1,15 +1,20 @@
 /** The REST API: the Hono Lambda behind an HTTP API (API Gateway v2) `$default` route. */
+import { API_RESERVED_CONCURRENCY } from './budget';
 import { apiKeys } from './data';
+import { publishToBus } from './events';
 import { afterMigration } from './migrate';
-import { lambdaDefaults, sharedEnvironment, sharedLink } from './runtime';
+import { API_QUERY_TIMEOUT_SECONDS, API_TIMEOUT_SECONDS, lambdaDefaults, seconds, sharedEnvironment, storeLinks } from './runtime';
 
 export const apiFunction = new sst.aws.Function('ApiHandler', {
   ...lambdaDefaults,
   handler: 'functions/api.handler',
-  // API Gateway gives up on an HTTP API integration after 30 s anyway.
-  timeout: '30 seconds',
-  link: [...sharedLink, apiKeys],
-  environment: { ...sharedEnvironment, API_KEYS: apiKeys.value },
+  timeout: `${API_TIMEOUT_SECONDS} seconds`,
+  // Bounds the connections the API can hold (infra/budget.ts); requests beyond it are throttled.
+  concurrency: { reserved: API_RESERVED_CONCURRENCY },
+  // The keys arrive through the link (encrypted in the bundle), never as an environment variable.
+  link: [...storeLinks, apiKeys],
+  permissions: [publishToBus],
+  environment: { ...sharedEnvironment, DATABASE_QUERY_TIMEOUT: seconds(API_QUERY_TIMEOUT_SECONDS) },
   transform: { function: afterMigration },
 });
 

@@ -1,9 +1,16 @@
-/** PostgreSQL (RDS), Redis (ElastiCache), the API key secret, and the connection URLs built from them. */
+/**
+ * PostgreSQL (RDS), Redis (ElastiCache), the API key secret, and the connection URLs built from them.
+ * No URL given to a runtime's plain environment carries a password: Lambdas take theirs from the linked resource
+ * (SST encrypts linked values into the function bundle), the container worker from SSM SecureString parameters
+ * that ECS injects when the task starts (the task definition holds only their ARNs).
+ */
+import { DATABASE_INSTANCE } from './budget';
 import { vpc } from './network';
 import { isProduction } from './stage';
 
 export const database = new sst.aws.Postgres('Database', {
   vpc,
+  instance: DATABASE_INSTANCE,
   // Every Lambda container holds its own connection; the proxy pools them when concurrency grows.
   // The component then reports the proxy endpoint as `host`.
   proxy: isProduction,
@@ -37,34 +44,54 @@ export const redis = new sst.aws.Redis('Redis', {
   dev: { host: '127.0.0.1', port: 6379 },
 });
 
+/** API keys, comma-separated. Set it for every stage: `npx sst secret set ApiKeys <keys> --fallback`. */
 export const apiKeys = new sst.Secret('ApiKeys');
 
 // Generated passwords may contain URL delimiters (the Redis auth token uses "!&#$^<>-").
 const encode = (value: string | undefined) => encodeURIComponent(value ?? '');
 
-function postgresUrl(host: $util.Input<string>) {
+function postgresUrl(host: $util.Input<string>, options: { password: boolean }) {
   const credentials = $resolve([database.username, database.password]).apply(([user, password]) =>
-    password ? `${encode(user)}:${encode(password)}` : encode(user),
+    options.password && password ? `${encode(user)}:${encode(password)}` : encode(user),
   );
   return $interpolate`postgres://${credentials}@${host}:${database.port}/${database.database}`;
 }
 
-/** Runtime connection string: through the RDS proxy in production stages, local PostgreSQL in `sst dev`. */
-export const databaseUrl = postgresUrl(database.host);
+/** Runtime connection string without its password: through the RDS proxy in production, local in `sst dev`. */
+export const databaseUrl = postgresUrl(database.host, { password: false });
 
 /**
- * Migrations hold a session-level advisory lock across several transactions, and RDS Proxy may move a
- * session to another backend between transactions, so migrations connect to the instance directly.
+ * Migrations connect to the instance directly, not through RDS Proxy. Each runs in its own transaction under a
+ * transaction-level advisory lock, which would work behind the proxy too; but one connection per deploy needs no
+ * pooling, and the migration then does not depend on the proxy's target being registered yet.
  */
-export const migrationDatabaseUrl = postgresUrl(database.nodes.instance?.address ?? database.host);
+export const migrationDatabaseUrl = postgresUrl(database.nodes.instance?.address ?? database.host, { password: false });
 
 /** The runtime takes off | require | verify; `require` encrypts without checking RDS's certificate. */
 export const databaseSsl = $dev ? 'off' : 'require';
 
 /** ElastiCache enforces TLS (`transitEncryptionMode: required`) and AUTH; local Redis has neither. */
-export const redisUrl = $dev
-  ? $interpolate`redis://${redis.host}:${redis.port}`
-  : $interpolate`rediss://${redis.username}:${$output(redis.password).apply(encode)}@${redis.host}:${redis.port}`;
+export const redisUrl = $dev ? $interpolate`redis://${redis.host}:${redis.port}` : $interpolate`rediss://${redis.username}@${redis.host}:${redis.port}`;
 
 /** ElastiCache runs in cluster mode (above); local Redis is a single server. */
 export const redisCluster = $dev ? 'false' : 'true';
+
+/**
+ * The container worker's URLs with their passwords, as SSM SecureString parameters (encrypted with the account's
+ * aws/ssm key); ECS reads them with the task's execution role. Not created in `sst dev`, where the worker runs
+ * locally against servers without passwords.
+ */
+export const containerSecrets = $dev
+  ? undefined
+  : {
+      DATABASE_URL: new aws.ssm.Parameter('ContainerDatabaseUrl', {
+        name: `/${$app.name}/${$app.stage}/container/database-url`,
+        type: 'SecureString',
+        value: postgresUrl(database.host, { password: true }),
+      }).arn,
+      REDIS_URL: new aws.ssm.Parameter('ContainerRedisUrl', {
+        name: `/${$app.name}/${$app.stage}/container/redis-url`,
+        type: 'SecureString',
+        value: $interpolate`rediss://${redis.username}:${$output(redis.password).apply(encode)}@${redis.host}:${redis.port}`,
+      }).arn,
+    };

@@ -7,3 +7,9 @@ export const workAvailable = {
   source: 'jobs.scheduler',
   detailType: 'work-available',
 } as const;
+
+/**
+ * What a publisher needs: PutEvents on this bus and nothing else. Linking the bus would grant `events:*` on it
+ * (DeleteEventBus, PutRule, ...), so runtimes get this permission and the bus name instead.
+ */
+export const publishToBus = { actions: ['events:PutEvents'], resources: [bus.arn] };

@@ -1,15 +1,20 @@
 /** The migration Lambda and its deploy-time invocation, which every other function and the service wait for. */
-import { migrationDatabaseUrl } from './data';
-import { lambdaDefaults, sharedEnvironment, sharedLink } from './runtime';
+import { MIGRATE_RESERVED_CONCURRENCY } from './budget';
+import { database, databaseSsl, migrationDatabaseUrl } from './data';
+import { lambdaDefaults } from './runtime';
 
-// The whole contract, because the runtime's start-up check also pings Redis; only the database URL differs.
-const environment = { ...sharedEnvironment, DATABASE_URL: migrationDatabaseUrl };
+/**
+ * Migrations need PostgreSQL only (functions/migrate.ts opens one connection and nothing else): the instance's
+ * address, and its password through the link, which grants no IAM permission.
+ */
+const environment = { DATABASE_URL: migrationDatabaseUrl, DATABASE_SSL: databaseSsl };
 
 export const migrator = new sst.aws.Function('Migrate', {
   ...lambdaDefaults,
   handler: 'functions/migrate.handler',
   timeout: '5 minutes',
-  link: sharedLink,
+  concurrency: { reserved: MIGRATE_RESERVED_CONCURRENCY },
+  link: [database],
   environment,
 });
 

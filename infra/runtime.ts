@@ -2,6 +2,7 @@
 import { vpc } from './network';
 import { database, databaseSsl, databaseUrl, redis, redisCluster, redisUrl } from './data';
 import { bus } from './events';
+import { isProduction } from './stage';
 
 /** How often the tick runs: EventBridge's finest rate (the schedule in infra/scheduler.ts). */
 export const TICK_INTERVAL_SECONDS = 60;
@@ -22,18 +23,32 @@ export const SHORT_LANE_MAX_TIMEOUT_SECONDS = 600;
 export const LAMBDA_WORKER_CONCURRENCY = 4;
 /** Most worker Lambdas one tick wakes (a backlog grows the fleet by at most this many a minute). */
 export const WAKE_MAX_WORKERS = 10;
+/** API Gateway gives up on an HTTP API integration after 30 s; the API Lambda ends first, with an error it logs. */
+export const API_TIMEOUT_SECONDS = 25;
+/** The API's statements give up before its Lambda does, so a slow query is a logged 503, not a gateway timeout. */
+export const API_QUERY_TIMEOUT_SECONDS = 20;
 /** Fargate sends SIGKILL this long after SIGTERM; 120 s is the most Fargate allows. */
 export const CONTAINER_STOP_TIMEOUT_SECONDS = 120;
 /** The container worker's drain after SIGTERM, leaving 10 s to release leases and close pools before SIGKILL. */
 export const CONTAINER_SHUTDOWN_GRACE_SECONDS = 110;
+/** Attempts one container worker runs at once. */
+export const CONTAINER_WORKER_CONCURRENCY = 8;
 
 /** Durations in the form the runtime parses ("30s"). */
 export const seconds = (value: number) => `${value}s`;
 
-/** What every function and the container service gets; workers add lanes, concurrency and grace. */
+/** The CloudWatch namespace of the tick's queue metrics (and of the scaling policies that read them). */
+export const METRICS_NAMESPACE = `${$app.name}/${$app.stage}`;
+
+/**
+ * What every function and the container service gets; workers add lanes, concurrency and grace. No value here is
+ * a secret: the URLs carry no password (see infra/data.ts).
+ */
 export const sharedEnvironment = {
   DATABASE_URL: databaseUrl,
   DATABASE_SSL: databaseSsl,
+  // Named prepared statements are session state, which RDS Proxy may pin a client connection for.
+  DATABASE_PREPARED_STATEMENTS: isProduction ? 'unnamed' : 'named',
   REDIS_URL: redisUrl,
   REDIS_CLUSTER: redisCluster,
   // A {hash-tag} keeps every key of the queue in one slot, so multi-key Lua works in cluster mode.
@@ -45,8 +60,11 @@ export const sharedEnvironment = {
   SHORT_LANE_MAX_TIMEOUT: seconds(SHORT_LANE_MAX_TIMEOUT_SECONDS),
 };
 
-/** Linking grants IAM (events:* on the bus) and lets `sst dev` wire the local dev blocks. */
-export const sharedLink = [database, redis, bus];
+/**
+ * Links give a Lambda the passwords of both stores (encrypted in its bundle) and give nothing in IAM; the bus is
+ * not linked (that would grant events:*), publishers get `publishToBus` instead (infra/events.ts).
+ */
+export const storeLinks = [database, redis];
 
 export const lambdaDefaults = {
   runtime: 'nodejs22.x',

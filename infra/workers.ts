@@ -1,34 +1,47 @@
 /** Workers: the short-lane Lambda woken by "work-available" events, and the Fargate service for both lanes. */
-import { vpc } from './network';
-import { bus, workAvailable } from './events';
+import { CONTAINER_DEPLOY_MAX_PERCENT, CONTAINER_MAX_TASKS, CONTAINER_POOL_MAX, WORKER_RESERVED_CONCURRENCY } from './budget';
+import { containerSecrets } from './data';
+import { bus, publishToBus, workAvailable } from './events';
 import { afterMigration } from './migrate';
+import { vpc } from './network';
+import { isProduction } from './stage';
 import {
   CONTAINER_SHUTDOWN_GRACE_SECONDS,
   CONTAINER_STOP_TIMEOUT_SECONDS,
+  CONTAINER_WORKER_CONCURRENCY,
   LAMBDA_SHUTDOWN_GRACE_SECONDS,
   LAMBDA_WORKER_CONCURRENCY,
+  TICK_INTERVAL_SECONDS,
   WORKER_LAMBDA_TIMEOUT_SECONDS,
   lambdaDefaults,
   seconds,
   sharedEnvironment,
-  sharedLink,
+  storeLinks,
 } from './runtime';
+import { scaleOnQueueMetrics } from './worker-scaling';
 
 export const workerFunction = new sst.aws.Function('Worker', {
   ...lambdaDefaults,
   handler: 'functions/worker.handler',
   timeout: `${WORKER_LAMBDA_TIMEOUT_SECONDS} seconds`,
+  // Bounds the fleet, and with it the connections it holds (infra/budget.ts).
+  concurrency: { reserved: WORKER_RESERVED_CONCURRENCY },
   // A wake-up is only a hint: the next tick sends another and the reaper recovers leases,
   // so retrying a failed drain would only add load.
   retries: 0,
-  link: sharedLink,
+  link: storeLinks,
+  permissions: [publishToBus],
   environment: {
     ...sharedEnvironment,
     WORKER_LANES: 'short',
     WORKER_CONCURRENCY: String(LAMBDA_WORKER_CONCURRENCY),
     SHUTDOWN_GRACE: seconds(LAMBDA_SHUTDOWN_GRACE_SECONDS),
   },
-  transform: { function: afterMigration },
+  transform: {
+    function: afterMigration,
+    // A wake-up throttled at the reserved concurrency waits at most two ticks; later ticks send fresh ones.
+    eventInvokeConfig: { maximumEventAgeInSeconds: 2 * TICK_INTERVAL_SECONDS },
+  },
 });
 
 export const workAvailableSubscription = bus.subscribe('WorkAvailable', workerFunction, {
@@ -37,27 +50,50 @@ export const workAvailableSubscription = bus.subscribe('WorkAvailable', workerFu
 
 export const cluster = new sst.aws.Cluster('Cluster', { vpc });
 
+/** Task scale-in protection through the ECS agent (functions/task-protection.ts) runs under the task role. */
+const protectTask = {
+  actions: ['ecs:UpdateTaskProtection', 'ecs:GetTaskProtection'],
+  resources: [$interpolate`arn:aws:ecs:*:*:task/${cluster.nodes.cluster.name}/*`],
+};
+
 export const workerService = new sst.aws.Service('ContainerWorker', {
   cluster,
   image: { context: '.', dockerfile: 'infra/worker.Dockerfile' },
   cpu: '0.5 vCPU',
   memory: '1 GB',
-  link: sharedLink,
+  // Not linked: a Service puts linked values into the task's plain environment. The passwords come from SSM.
+  permissions: [publishToBus, protectTask],
+  ssm: containerSecrets,
   environment: {
-    ...sharedEnvironment,
+    // In `sst dev` the worker runs locally, against servers without passwords; deployed, ECS injects both from SSM.
+    ...($dev ? sharedEnvironment : withoutUrls(sharedEnvironment)),
+    DATABASE_POOL_MAX: String(CONTAINER_POOL_MAX),
     WORKER_LANES: 'long,short',
-    WORKER_CONCURRENCY: '8',
+    WORKER_CONCURRENCY: String(CONTAINER_WORKER_CONCURRENCY),
     SHUTDOWN_GRACE: seconds(CONTAINER_SHUTDOWN_GRACE_SECONDS),
   },
-  // At least one container always runs: the long lane has no Lambda fallback.
-  scaling: { min: 1, max: 10, cpuUtilization: 70 },
+  // At least one container always runs: the long lane has no Lambda fallback. Scaling follows the queue metrics
+  // the tick publishes (infra/worker-scaling.ts), not CPU or memory: sleeping or I/O-bound work uses neither.
+  scaling: { min: 1, max: CONTAINER_MAX_TASKS, cpuUtilization: false, memoryUtilization: false },
+  // `sst deploy` waits for the service to be stable, so a crash-looping image fails the deploy it rolled back.
+  wait: isProduction,
   // `sst dev` runs the same entry point locally instead of deploying the container.
   dev: { command: 'npm run worker' },
   transform: {
-    service: afterMigration,
+    service: (args, opts) => {
+      afterMigration(args, opts);
+      // New tasks start before old ones stop, up to this share; the connection budget counts it.
+      args.deploymentMaximumPercent = CONTAINER_DEPLOY_MAX_PERCENT;
+    },
     taskDefinition: withStopTimeout,
   },
 });
+
+if (!$dev) scaleOnQueueMetrics(workerService.nodes.autoScalingTarget, { attemptsPerTask: CONTAINER_WORKER_CONCURRENCY });
+
+function withoutUrls<T extends { DATABASE_URL: unknown; REDIS_URL: unknown }>({ DATABASE_URL: _db, REDIS_URL: _redis, ...rest }: T) {
+  return rest;
+}
 
 /** The Service component has no stopTimeout option; ECS's default of 30 s would cut the drain short. */
 function withStopTimeout(args: aws.ecs.TaskDefinitionArgs): undefined {

@@ -79,6 +79,18 @@ async function main() {
           progress,
         });
         ctx.drainRates.push(ours.jobsPerSec);
+        if (selected.has('drain') && opts.unnamedStatements) {
+          const unnamed = await oursDrainOnce(drain, {
+            n: opts.n,
+            concurrency: opts.concurrency,
+            logLevel: 'warn',
+            label: `${WARN}, unnamed statements`,
+            record: { cpu: true },
+            extraEnv: { DATABASE_PREPARED_STATEMENTS: 'unnamed' },
+            progress,
+          });
+          drain.add('unnamed/named statements (paired runs)', 'ratio', unnamed.jobsPerSec / ours.jobsPerSec);
+        }
         if (selected.has('peer')) {
           const bull = await bullDrainOnce(peer, { n: opts.n, concurrency: opts.concurrency, label: 'BullMQ', progress });
           peer.add('ours/BullMQ (paired runs)', 'ratio', ours.jobsPerSec / bull.jobsPerSec);

@@ -2,15 +2,19 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTAINER_MAX_TASKS } from '../../infra/budget';
+import { linkedCredentials, plainEnvironment, ssmParameters, startedEnvironment } from './runtime-env';
 import { FAKE, FakeOutput, evaluateSstConfig, resolve, uninstallSstGlobals } from './sst-globals';
-import type { Args, Recorded, ResourceGraph } from './sst-globals';
+import type { Args, ResourceGraph } from './sst-globals';
 
 /** Functions that serve traffic or run jobs; they must wait for the deploy's migrations. */
 const RUNTIME_FUNCTIONS = ['ApiHandler', 'Worker', 'Tick'] as const;
 const ALL_FUNCTIONS = [...RUNTIME_FUNCTIONS, 'Migrate'] as const;
+/** Every runtime but Migrate (which needs PostgreSQL only) reads these. */
 const CONTRACT = [
   'DATABASE_URL',
   'DATABASE_SSL',
+  'DATABASE_PREPARED_STATEMENTS',
   'REDIS_URL',
   'REDIS_CLUSTER',
   'QUEUE_PREFIX',
@@ -29,9 +33,7 @@ function toSeconds(text: unknown): number {
   return Number(match[1]) * (match[2]!.startsWith('m') ? 60 : 1);
 }
 
-function env(record: Recorded): Record<string, unknown> {
-  return resolve(record.args.environment) as Record<string, unknown>;
-}
+const env = plainEnvironment;
 
 /** Runs a `transform` hook the way the component would and returns the resulting args and options. */
 function applyTransform(hook: unknown, args: Args, opts: Args = {}) {
@@ -95,33 +97,33 @@ describe.each(scenarios)('$title', (scenario) => {
     expect(graph.one('sst.aws.Redis', 'Redis').args.vpc).toBe(vpc);
   });
 
-  it('links each runtime to what it uses, and only the API to the secret', () => {
+  it('links each Lambda to the stores whose passwords it needs, only the API to the secret, and nothing to the bus', () => {
     const db = instance('sst.aws.Postgres', 'Database');
     const redis = instance('sst.aws.Redis', 'Redis');
-    const bus = instance('sst.aws.Bus', 'Events');
     const secret = instance('sst.Secret', 'ApiKeys');
-    for (const runtime of [...ALL_FUNCTIONS.map(fn), service()]) {
-      const link = runtime.args.link as unknown[];
-      for (const resource of [db, redis, bus]) expect(link.includes(resource), runtime.name).toBe(true);
-      expect(link.includes(secret), runtime.name).toBe(runtime.name === 'ApiHandler');
+    const expected: Record<string, object[]> = { ApiHandler: [db, redis, secret], Worker: [db, redis], Tick: [db, redis], Migrate: [db] };
+    for (const name of ALL_FUNCTIONS) {
+      const link = fn(name).args.link as object[];
+      expect(link.length, name).toBe(expected[name]!.length);
+      for (const resource of expected[name]!) expect(link.includes(resource), name).toBe(true);
     }
+    // A Service writes linked values into the task's plain environment, so the container worker links nothing.
+    expect(service().args.link).toBeUndefined();
   });
 
   it('gives every runtime the environment contract as plain strings', () => {
     const busName = resolve((instance('sst.aws.Bus', 'Events') as { name: unknown }).name);
-    for (const runtime of [...ALL_FUNCTIONS.map(fn), service()]) {
-      const vars = env(runtime);
+    for (const runtime of [...RUNTIME_FUNCTIONS.map(fn), service()]) {
+      const vars = startedEnvironment(graph, runtime);
       for (const key of CONTRACT) expect(typeof vars[key], `${runtime.name} ${key}`).toBe('string');
-      for (const value of Object.values(vars)) expect(typeof value).toBe('string');
+      for (const value of Object.values(env(runtime))) expect(typeof value).toBe('string');
       expect(vars.QUEUE_PREFIX).toBe('{jobs}');
       expect(vars.EVENT_BUS_NAME).toBe(busName);
       expect(vars.LEASE_TIMEOUT).toBe('30s');
       expect(vars.SHORT_LANE_MAX_TIMEOUT).toBe('600s');
-      expect('API_KEYS' in vars, runtime.name).toBe(runtime.name === 'ApiHandler');
+      expect(vars.DATABASE_PREPARED_STATEMENTS).toBe(scenario.production ? 'unnamed' : 'named');
     }
-    expect(env(fn('ApiHandler')).API_KEYS).toBe(
-      resolve((instance('sst.Secret', 'ApiKeys') as { value: unknown }).value),
-    );
+    expect(Object.keys(env(fn('Migrate'))).sort()).toEqual(['DATABASE_SSL', 'DATABASE_URL']);
     for (const worker of [fn('Worker'), service()]) {
       const vars = env(worker);
       for (const key of WORKER_CONTRACT) expect(typeof vars[key], `${worker.name} ${key}`).toBe('string');
@@ -135,13 +137,20 @@ describe.each(scenarios)('$title', (scenario) => {
     expect(Number(env(fn('Tick')).WAKE_MAX_WORKERS)).toBeGreaterThan(0);
   });
 
-  it("passes the runtime's own configuration check in every runtime", async () => {
+  it("passes the runtime's own configuration check in every runtime, with the credentials it gets at start", async () => {
     const { loadConfig } = await import('../../functions/config');
-    for (const runtime of [...ALL_FUNCTIONS.map(fn), service()]) {
-      const config = loadConfig(env(runtime) as NodeJS.ProcessEnv);
+    for (const runtime of [...RUNTIME_FUNCTIONS.map(fn), service()]) {
+      const config = loadConfig(startedEnvironment(graph, runtime) as NodeJS.ProcessEnv, linkedCredentials(runtime));
       expect(config.redisCluster, runtime.name).toBe(!scenario.dev);
+      if (!scenario.dev) {
+        expect(decodeURIComponent(new URL(config.databaseUrl).password), runtime.name).toBe(FAKE.postgres.password);
+        expect(decodeURIComponent(new URL(config.redisUrl).password), runtime.name).toBe(FAKE.redis.password);
+      }
     }
-    expect(loadConfig(env(fn('ApiHandler')) as NodeJS.ProcessEnv).apiKeys.length).toBeGreaterThan(0);
+    const migrate = loadConfig(env(fn('Migrate')) as NodeJS.ProcessEnv, linkedCredentials(fn('Migrate')));
+    expect(new URL(migrate.databaseUrl).hostname).toBe(scenario.dev ? '127.0.0.1' : FAKE.postgres.instanceHost);
+    const api = loadConfig(env(fn('ApiHandler')) as NodeJS.ProcessEnv, linkedCredentials(fn('ApiHandler')));
+    expect(api.apiKeys).toEqual([resolve((instance('sst.Secret', 'ApiKeys') as { value: unknown }).value)]);
   });
 
   it("routes the API gateway's $default route to the api function", () => {
@@ -180,7 +189,10 @@ describe.each(scenarios)('$title', (scenario) => {
     expect(lambdaTimeout).toBeGreaterThan(toSeconds(vars.SHORT_LANE_MAX_TIMEOUT) + toSeconds(vars.SHUTDOWN_GRACE));
     expect(toSeconds(vars.SHUTDOWN_GRACE)).toBeGreaterThanOrEqual(toSeconds(vars.LEASE_TIMEOUT));
     expect(lambdaTimeout).toBeGreaterThan(toSeconds(vars.LEASE_TIMEOUT));
-    expect(toSeconds(fn('ApiHandler').args.timeout)).toBeLessThanOrEqual(30);
+    // API Gateway's HTTP API gives up after 30 s: the Lambda ends first, and its statements before it.
+    const apiTimeout = toSeconds(fn('ApiHandler').args.timeout);
+    expect(apiTimeout).toBeLessThan(30);
+    expect(toSeconds(env(fn('ApiHandler')).DATABASE_QUERY_TIMEOUT)).toBeLessThan(apiTimeout);
 
     const taskDefinition = applyTransform(service().args.transform?.taskDefinition, {
       containerDefinitions: new FakeOutput(JSON.stringify([{ name: 'ContainerWorker' }])),
@@ -194,7 +206,8 @@ describe.each(scenarios)('$title', (scenario) => {
     const { args } = service();
     expect(args.image).toEqual({ context: '.', dockerfile: 'infra/worker.Dockerfile' });
     expect(existsSync(fileURLToPath(new URL('../../infra/worker.Dockerfile', import.meta.url)))).toBe(true);
-    expect(args.scaling).toEqual({ min: 1, max: 10, cpuUtilization: 70 });
+    // Queue metrics decide (test/infra/production.test.ts), not CPU or memory.
+    expect(args.scaling).toEqual({ min: 1, max: CONTAINER_MAX_TASKS, cpuUtilization: false, memoryUtilization: false });
     expect(args.dev.command).toBe('npm run worker');
   });
 
@@ -218,7 +231,7 @@ describe.each(scenarios)('$title', (scenario) => {
         username: 'postgres',
         database: 'postgres',
       });
-      for (const runtime of [...ALL_FUNCTIONS.map(fn), service()]) {
+      for (const runtime of [...RUNTIME_FUNCTIONS.map(fn), service()]) {
         expect(env(runtime)).toMatchObject({
           DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres',
           DATABASE_SSL: 'off',
@@ -226,6 +239,8 @@ describe.each(scenarios)('$title', (scenario) => {
           REDIS_CLUSTER: 'false',
         });
       }
+      expect(env(fn('Migrate'))).toEqual({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres', DATABASE_SSL: 'off' });
+      expect(service().args.ssm).toBeUndefined();
     });
 
     it('migrates the local database with a dev command instead of a deploy-time invocation', () => {
@@ -237,23 +252,27 @@ describe.each(scenarios)('$title', (scenario) => {
   } else {
     it('connects over TLS to ElastiCache in cluster mode and RDS', () => {
       for (const runtime of [...ALL_FUNCTIONS.map(fn), service()]) {
-        const vars = env(runtime);
-        const redis = new URL(String(vars.REDIS_URL));
-        expect(redis.protocol).toBe('rediss:');
-        expect(decodeURIComponent(redis.username)).toBe(FAKE.redis.username);
-        expect(decodeURIComponent(redis.password)).toBe(FAKE.redis.password);
-        expect(redis.hostname).toBe(FAKE.redis.host);
-        expect(redis.port).toBe(String(FAKE.redis.port));
-        expect(vars.REDIS_CLUSTER).toBe('true');
-
+        const vars = startedEnvironment(graph, runtime);
         const db = new URL(String(vars.DATABASE_URL));
         expect(db.protocol).toBe('postgres:');
-        expect(decodeURIComponent(db.password)).toBe(FAKE.postgres.password);
         const pooled = scenario.production && runtime.name !== 'Migrate';
         expect(db.hostname, runtime.name).toBe(pooled ? FAKE.postgres.proxyHost : FAKE.postgres.instanceHost);
         expect(db.pathname).toBe(`/${FAKE.postgres.database}`);
         expect(vars.DATABASE_SSL).toBe('require');
+        if (runtime.name === 'Migrate') continue;
+        const redis = new URL(String(vars.REDIS_URL));
+        expect(redis.protocol).toBe('rediss:');
+        expect(decodeURIComponent(redis.username)).toBe(FAKE.redis.username);
+        expect(redis.hostname).toBe(FAKE.redis.host);
+        expect(redis.port).toBe(String(FAKE.redis.port));
+        expect(vars.REDIS_CLUSTER).toBe('true');
       }
+      // The container's URLs, with their passwords, are SecureString parameters that ECS injects.
+      const parameters = ssmParameters(graph, service());
+      expect(Object.keys(parameters).sort()).toEqual(['DATABASE_URL', 'REDIS_URL']);
+      for (const parameter of Object.values(parameters)) expect(parameter.args.type).toBe('SecureString');
+      expect(decodeURIComponent(new URL(String(resolve(parameters.DATABASE_URL!.args.value))).password)).toBe(FAKE.postgres.password);
+      expect(decodeURIComponent(new URL(String(resolve(parameters.REDIS_URL!.args.value))).password)).toBe(FAKE.redis.password);
     });
 
     it('runs the migrations at deploy time, against the instance, before any runtime resource', () => {

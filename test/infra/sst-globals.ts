@@ -174,6 +174,9 @@ class FakeBus extends FakeComponent {
   get name() {
     return this.physicalName();
   }
+  get arn() {
+    return fakeOutput(`arn:aws:events:us-east-1:123456789012:event-bus/jobs-scheduler-${currentScenario().stage}-${this.logicalName}`);
+  }
   subscribe(name: string, subscriber: unknown, args: Args = {}) {
     return recordCall('sst.aws.Bus.subscribe', name, { ...args, bus: this, subscriber });
   }
@@ -197,6 +200,37 @@ class FakeApiGatewayV2 extends FakeComponent {
   route(route: string, handler: unknown, args: Args = {}) {
     return recordCall('sst.aws.ApiGatewayV2.route', route, { ...args, api: this, handler });
   }
+}
+
+class FakeCluster extends FakeComponent {
+  static override kind = 'sst.aws.Cluster';
+  get nodes() {
+    return { cluster: { name: this.physicalName() } };
+  }
+}
+
+class FakeService extends FakeComponent {
+  static override kind = 'sst.aws.Service';
+  get nodes() {
+    if (this.devMode) throw new Error('Cannot access `nodes.autoScalingTarget` in dev mode.');
+    return {
+      autoScalingTarget: {
+        serviceNamespace: fakeOutput('ecs'),
+        scalableDimension: fakeOutput('ecs:service:DesiredCount'),
+        resourceId: fakeOutput(`service/jobs-scheduler-${currentScenario().stage}-Cluster/${this.logicalName}`),
+      },
+    };
+  }
+}
+
+/** A resource with an ARN (SSM parameters, scaling policies), named after its kind and logical name. */
+function arnComponent(kind: string) {
+  return class extends FakeComponent {
+    static override kind = kind;
+    get arn() {
+      return fakeOutput(`arn:aws:${kind}:us-east-1:123456789012:${this.logicalName}`);
+    }
+  };
 }
 
 /** A namespace that fails loudly when the infra uses something this file has no stand-in for. */
@@ -230,13 +264,16 @@ function installSstGlobals(current: Scenario) {
       Function: FakeFunction,
       ApiGatewayV2: FakeApiGatewayV2,
       Cron: plainComponent('sst.aws.Cron'),
-      Cluster: plainComponent('sst.aws.Cluster'),
-      Service: plainComponent('sst.aws.Service'),
+      Cluster: FakeCluster,
+      Service: FakeService,
     }),
     x: strictNamespace('sst.x', { DevCommand: plainComponent('sst.x.DevCommand') }),
   });
   const aws = strictNamespace('aws', {
     lambda: strictNamespace('aws.lambda', { Invocation: plainComponent('aws.lambda.Invocation') }),
+    ssm: strictNamespace('aws.ssm', { Parameter: arnComponent('aws.ssm.Parameter') }),
+    appautoscaling: strictNamespace('aws.appautoscaling', { Policy: arnComponent('aws.appautoscaling.Policy') }),
+    cloudwatch: strictNamespace('aws.cloudwatch', { MetricAlarm: arnComponent('aws.cloudwatch.MetricAlarm') }),
   });
   Object.assign(globalThis, {
     $config: (config: unknown) => config,

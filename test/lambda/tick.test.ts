@@ -1,5 +1,5 @@
 /** functions/tick.ts invoked with the EventBridge "Scheduled Event", against real PostgreSQL, Redis and a PutEvents endpoint. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler } from '../../functions/tick';
 import { lambdaContext, scheduledEvent } from '../fixtures/events';
 import { lambdaTestEnv, type LambdaTestEnv } from './harness';
@@ -55,7 +55,7 @@ describe('tick Lambda', () => {
     ]);
   });
 
-  it('wakes the workers for a fire time due within the lookahead', async () => {
+  it('wakes the workers for a fire time due before the next tick', async () => {
     await yearlyJobDueAt(30_000);
     const result = await invoke();
     expect(result.tick).toMatchObject({ created: 1, pushed: 1 });
@@ -81,6 +81,13 @@ describe('tick Lambda', () => {
     result = await invoke();
     expect(result.wake).toMatchObject({ ready: 106, workers: 5 });
     expect(details('work-available')).toHaveLength(3 + 5);
+  });
+
+  it('leaves a fire time due after the next tick to that tick (a woken Lambda would only wait for it)', async () => {
+    await yearlyJobDueAt(90_000);
+    const result = await invoke();
+    expect(result.tick).toMatchObject({ created: 1, pushed: 1 });
+    expect(result.wake).toMatchObject({ delayed: 1, dueSoon: 0, published: false });
   });
 
   it('does not wake anyone for delayed work due after the lookahead (a retry backing off for an hour)', async () => {
@@ -132,4 +139,71 @@ describe('tick Lambda', () => {
     expect(result.wake).toMatchObject({ published: true, delivered: false });
     expect(result.errors.map((e) => e.step)).toContain('events');
   });
+
+  it('writes the queue metrics as CloudWatch EMF lines: depth, running and oldest wait per lane, container workers', async () => {
+    await env.setEnv({ METRICS_NAMESPACE: 'jobs-scheduler/test' });
+    const long = await env.job({ handler: 'noop', lane: 'long', timeoutMs: 3_600_000 });
+    const created = await env.store.executionsEnqueueMany({ jobId: long.id, payloads: [null, null, null, null] });
+    const [oldest, , , running] = created.map((c) => c.id);
+    await env.pool.query(`UPDATE executions SET scheduled_for = now() - interval '90 seconds' WHERE id = $1`, [oldest]);
+    await env.pool.query(
+      `UPDATE executions SET status = 'running', lease_token = 't', worker_id = 'w', started_at = now(), lease_expires_at = now() + interval '1 minute' WHERE id = $1`,
+      [running],
+    );
+    // A future retry is not waiting yet.
+    await env.pool.query(`UPDATE executions SET scheduled_for = now() + interval '1 hour' WHERE id = $1`, [created[2]!.id]);
+    await env.store.workerUpsert({ id: 'container-a', kind: 'container', host: 'ip-10-0-0-1', startedAt: new Date(), lastHeartbeatAt: new Date(), concurrency: 8, inFlight: 1, version: 'v', lanes: ['long', 'short'] });
+    await env.store.workerUpsert({ id: 'lambda-a', kind: 'lambda', host: 'h', startedAt: new Date(), lastHeartbeatAt: new Date(), concurrency: 4, inFlight: 0, version: 'v', lanes: ['short'] });
+
+    const writes = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    let result;
+    let lines: string[];
+    try {
+      result = await invoke();
+    } finally {
+      lines = writes.mock.calls.flatMap(([chunk]) => String(chunk).split('\n'));
+      writes.mockRestore();
+    }
+    const docs = lines
+      .filter((line) => line.includes('"_aws"'))
+      .map((line) => JSON.parse(line));
+    expect(result!.errors).toEqual([]);
+    expect(docs).toHaveLength(3);
+    for (const doc of docs) {
+      expect(doc._aws.Timestamp).toBeGreaterThan(Date.now() - 60_000);
+      expect(doc._aws.CloudWatchMetrics[0].Namespace).toBe('jobs-scheduler/test');
+      for (const m of doc._aws.CloudWatchMetrics[0].Metrics) expect(typeof doc[m.Name]).toBe('number');
+    }
+    const lane = (name: string) => docs.find((d) => d.Lane === name);
+    expect(lane('long')._aws.CloudWatchMetrics[0]).toMatchObject({
+      Dimensions: [['Lane']],
+      Metrics: [
+        { Name: 'QueueDepth', Unit: 'Count' },
+        { Name: 'RunningExecutions', Unit: 'Count' },
+        { Name: 'OldestWaitingAgeSeconds', Unit: 'Seconds' },
+      ],
+    });
+    expect(lane('long')).toMatchObject({ QueueDepth: 2, RunningExecutions: 1 });
+    expect(lane('long').OldestWaitingAgeSeconds).toBeGreaterThanOrEqual(89);
+    expect(lane('long').OldestWaitingAgeSeconds).toBeLessThan(120);
+    expect(lane('short')).toMatchObject({ QueueDepth: 0, RunningExecutions: 0, OldestWaitingAgeSeconds: 0 });
+    const fleet = docs.find((d) => d.Lane === undefined);
+    expect(fleet._aws.CloudWatchMetrics[0].Dimensions).toEqual([[]]);
+    expect(fleet.ContainerWorkers).toBe(1);
+    expect(result!.metrics).toMatchObject({ containerWorkers: 1, lanes: { long: { waiting: 2, running: 1 } } });
+  });
+
+  it('writes no metric lines without METRICS_NAMESPACE', async () => {
+    const writes = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    let written: string;
+    try {
+      const result = await invoke();
+      expect(result.metrics).toBeNull();
+    } finally {
+      written = writes.mock.calls.map(([chunk]) => String(chunk)).join('');
+      writes.mockRestore();
+    }
+    expect(written).not.toContain('"_aws"');
+  });
 });
+

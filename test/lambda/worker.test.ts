@@ -140,4 +140,28 @@ describe('worker Lambda', () => {
     expect(Date.now() - startedAt).toBeLessThan(2_000 + 5_000 + 1_000);
     expect(await statuses('job_id = $1', [job.id])).toEqual([{ status: 'succeeded', n: 5 }]);
   });
+
+  it('waits for delayed work due before the next tick instead of returning after IDLE_EXIT_MS', async () => {
+    const job = await env.job({ handler: 'noop' });
+    const [created] = await env.store.executionsEnqueueMany({ jobId: job.id, payloads: [null] });
+    const dueAt = Date.now() + 4_000;
+    await env.queue.push([{ ...created!, dueAt: new Date(dueAt) }]);
+    const result = await invoke();
+    expect(result).toMatchObject({ claimed: 1, succeeded: 1, stoppedBy: 'idle' });
+    const { rows } = await env.pool.query(`SELECT status, started_at FROM executions WHERE id = $1`, [created!.id]);
+    expect(rows[0].status).toBe('succeeded');
+    expect(new Date(rows[0].started_at).getTime()).toBeGreaterThanOrEqual(dueAt - 50);
+  });
+
+  it('returns after IDLE_EXIT_MS when the next delayed work is due after the next tick', async () => {
+    await env.setEnv({ SCHEDULE_INTERVAL: '1s', LOOKAHEAD: '5s' });
+    const job = await env.job({ handler: 'noop' });
+    const [created] = await env.store.executionsEnqueueMany({ jobId: job.id, payloads: [null] });
+    await env.queue.push([{ ...created!, dueAt: new Date(Date.now() + 60_000) }]);
+    const started = Date.now();
+    const result = await invoke();
+    expect(result).toMatchObject({ claimed: 0, stoppedBy: 'idle' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
 });
+

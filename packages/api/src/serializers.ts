@@ -2,12 +2,12 @@
  * @module serializers — domain objects (camelCase, ms, Date) to the wire (snake_case, seconds, ISO strings), and the
  * create body to the core's JobSpec.
  */
-import { DEFAULT_BACKOFF, type Execution, type Job, type JobSpec, type WorkerInfo } from '@jobs/core';
+import { DEFAULT_BACKOFF, type Execution, type ExecutionSummary, type Job, type JobSpec, type WorkerInfo } from '@jobs/core';
 import type { Queue } from '@jobs/queue';
 import type { ExecutionStats } from '@jobs/store';
 import { validationFailed } from './errors';
 import { limitsJson, toLimits } from './schemas/limits';
-import type { ExecutionJson } from './schemas/executions';
+import type { ExecutionJson, ExecutionSummaryJson } from './schemas/executions';
 import type { JobCreateBody, JobJson } from './schemas/jobs';
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
@@ -47,6 +47,28 @@ export function jobJson(job: Job): JobJson {
 }
 
 export function executionJson(e: Execution): ExecutionJson {
+  const { payload, output, ...rest } = e;
+  // Keys in the schema's order: payload after priority, output before error.
+  const { worker_id, scheduled_for, queued_at, started_at, finished_at, lease_expires_at, duration_ms, exit_code, error, ...head } =
+    executionSummaryJson({ ...rest, outputTail: null });
+  return {
+    ...head,
+    payload: payload ?? null,
+    worker_id,
+    scheduled_for,
+    queued_at,
+    started_at,
+    finished_at,
+    lease_expires_at,
+    duration_ms,
+    exit_code,
+    output,
+    error,
+  };
+}
+
+/** A list row on the wire: everything but payload and output. */
+export function executionSummaryJson(e: ExecutionSummary): ExecutionSummaryJson {
   return {
     id: e.id,
     job_id: e.jobId,
@@ -57,7 +79,6 @@ export function executionJson(e: Execution): ExecutionJson {
     retry_of: e.retryOf,
     lane: e.lane,
     priority: e.priority,
-    payload: e.payload ?? null,
     worker_id: e.workerId,
     scheduled_for: e.scheduledFor.toISOString(),
     queued_at: e.queuedAt.toISOString(),
@@ -66,7 +87,6 @@ export function executionJson(e: Execution): ExecutionJson {
     lease_expires_at: iso(e.leaseExpiresAt),
     duration_ms: e.durationMs,
     exit_code: e.exitCode,
-    output: e.output,
     error: e.error,
   };
 }

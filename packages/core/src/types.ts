@@ -121,6 +121,19 @@ export interface Execution {
   durationMs: number | null;
 }
 
+/**
+ * An execution as lists show it: no payload and no output (each up to 64 KiB; one execution has them), the error
+ * cut at LIST_ERROR_CHARS, and the output's last LIST_OUTPUT_TAIL_CHARS characters for a one-line excerpt.
+ */
+export interface ExecutionSummary extends Omit<Execution, 'payload' | 'output'> {
+  outputTail: string | null;
+}
+
+/** Longest error text a list row carries (a longer one is cut and marked). */
+export const LIST_ERROR_CHARS = 2048;
+/** Characters of the output's end a list row carries. */
+export const LIST_OUTPUT_TAIL_CHARS = 200;
+
 export type WorkerKind = 'lambda' | 'container' | 'local';
 
 export interface WorkerInfo {

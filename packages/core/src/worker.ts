@@ -48,6 +48,11 @@ export interface DrainOptions {
   mayClaim?: () => boolean;
   /** Stop once no work has been seen for this long. */
   idleExitMs?: number;
+  /**
+   * Do not stop for idleness while a lane's next delayed id is due within this long: wait for it instead. A worker
+   * Lambda woken for a fire time a few seconds away must not return just before it comes due.
+   */
+  waitForDueWithinMs?: number;
 }
 
 export interface WorkerCounts {
@@ -258,9 +263,13 @@ export class Worker {
       }
       if (claimedAny) idleSince = Date.now();
       if (mayHaveMore || (claimedAny && this.stopping)) continue;
-      if (drain.idleExitMs !== undefined && Date.now() - idleSince >= drain.idleExitMs) break;
       let waitMs = pollMs;
-      for (const due of nextDue.values()) waitMs = Math.max(0, Math.min(waitMs, due - Date.now()));
+      let dueSoon = false;
+      for (const due of nextDue.values()) {
+        waitMs = Math.max(0, Math.min(waitMs, due - Date.now()));
+        if (due - Date.now() <= (drain.waitForDueWithinMs ?? 0)) dueSoon = true;
+      }
+      if (drain.idleExitMs !== undefined && Date.now() - idleSince >= drain.idleExitMs && !dueSoon) break;
       if (drain.idleExitMs !== undefined) waitMs = Math.min(waitMs, Math.max(1, drain.idleExitMs));
       if (waitMs > 0) {
         try {

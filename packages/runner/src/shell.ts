@@ -14,8 +14,11 @@ export interface ShellOptions {
   killAfterMs?: number;
 }
 
-/** Variables of the scheduler's own configuration that a job's command must never see. */
-const PRIVATE_ENV = /^(DATABASE_URL|REDIS_URL|API_KEYS|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|SST_RESOURCE_.*)$/;
+/**
+ * Variables of the scheduler's own configuration that a job's command must never see. SST_KEY decrypts the linked
+ * resources (the database and Redis passwords) that SST ships in a Lambda's bundle, SST_KEY_FILE names that file.
+ */
+const PRIVATE_ENV = /^(DATABASE_URL|REDIS_URL|API_KEYS|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|SST_KEY|SST_KEY_FILE|SST_RESOURCE_.*)$/;
 
 /** The parent's environment minus the scheduler's secrets, plus the execution's identity and payload. */
 export function commandEnv(execution: StartedExecution, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {

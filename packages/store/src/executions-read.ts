@@ -1,8 +1,8 @@
 /** @module executions-read — reading executions: one, lists with keyset pagination, and the stats. */
-import type { Execution, ExecutionStatus, Lane } from '@jobs/core';
+import type { Execution, ExecutionStatus, ExecutionSummary, Lane } from '@jobs/core';
 import type pg from 'pg';
 import { isId } from './jobs';
-import { EXECUTION_COLUMNS, toExecution } from './rows';
+import { EXECUTION_COLUMNS, EXECUTION_SUMMARY_COLUMNS, toExecution, toExecutionSummary } from './rows';
 
 export interface ExecutionListFilter {
   jobId?: string;
@@ -18,15 +18,49 @@ export async function executionGet(pool: pg.Pool, id: string): Promise<Execution
   return rows[0] ? toExecution(rows[0]) : null;
 }
 
-export async function executionList(pool: pg.Pool, filter: ExecutionListFilter): Promise<Execution[]> {
+/** A page of list rows, newest first (payload and output stay on executionGet). */
+export async function executionList(pool: pg.Pool, filter: ExecutionListFilter): Promise<ExecutionSummary[]> {
   if (filter.jobId !== undefined && !isId(filter.jobId)) return [];
   const { rows } = await pool.query(
-    `SELECT ${EXECUTION_COLUMNS} FROM executions
+    `SELECT ${EXECUTION_SUMMARY_COLUMNS} FROM executions
      WHERE ($1::bigint IS NULL OR job_id = $1) AND ($2::text IS NULL OR status = $2) AND ($3::bigint IS NULL OR id < $3)
      ORDER BY id DESC LIMIT $4`,
     [filter.jobId ?? null, filter.status ?? null, filter.before ?? null, filter.limit],
   );
-  return rows.map(toExecution);
+  return rows.map(toExecutionSummary);
+}
+
+/** Work per lane right now: due and waiting to start, running, and how long the oldest due one has waited. */
+export interface LaneLoad {
+  waiting: number;
+  running: number;
+  oldestWaitingAgeMs: number | null;
+}
+
+/**
+ * Live executions per lane by the database clock (the tick's scaling metrics). Reads only live rows, through the
+ * executions_live partial index, so the history's size does not matter.
+ */
+export async function executionsLoadByLane(pool: pg.Pool): Promise<Record<Lane, LaneLoad>> {
+  const { rows } = await pool.query(
+    `SELECT lane,
+            count(*) FILTER (WHERE status <> 'running' AND scheduled_for <= now())::int AS waiting,
+            count(*) FILTER (WHERE status = 'running')::int AS running,
+            extract(epoch FROM now() - min(scheduled_for) FILTER (WHERE status <> 'running' AND scheduled_for <= now())) * 1000 AS oldest_ms
+     FROM executions WHERE status IN ('queued', 'retrying', 'running') GROUP BY lane`,
+  );
+  const out: Record<Lane, LaneLoad> = {
+    short: { waiting: 0, running: 0, oldestWaitingAgeMs: null },
+    long: { waiting: 0, running: 0, oldestWaitingAgeMs: null },
+  };
+  for (const r of rows) {
+    const lane = out[r.lane as Lane];
+    if (!lane) continue;
+    lane.waiting = r.waiting;
+    lane.running = r.running;
+    lane.oldestWaitingAgeMs = r.oldest_ms === null ? null : Math.max(0, Math.round(Number(r.oldest_ms)));
+  }
+  return out;
 }
 
 export interface ExecutionStats {

@@ -22,6 +22,7 @@ import { CREATED_COLUMNS, toBackoff, toCreated, toQueueItem } from './rows';
 import type { JobDefinitions } from './job-definitions';
 import { countInMinutes } from './minutes';
 import { startWithOverlap } from './overlap';
+import { idempotent } from './pool';
 
 const STARTED_COLUMNS = `e.id, e.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
   e.priority, e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.timeout_ms,
@@ -246,12 +247,15 @@ export async function executionsHeartbeat(
   input: { workerId: string; leaseMs: number; claims: Claim[] },
 ): Promise<Set<string>> {
   if (input.claims.length === 0) return new Set();
+  // Fenced by the tokens, so a second run (after a dead connection) extends the same leases again.
   const { rows } = await pool.query(
-    `UPDATE executions e SET lease_expires_at = now() + make_interval(secs => $1::double precision / 1000)
+    idempotent({
+      text: `UPDATE executions e SET lease_expires_at = now() + make_interval(secs => $1::double precision / 1000)
      FROM unnest($2::bigint[], $3::text[]) AS c(id, token)
      WHERE e.id = ANY($2::bigint[]) AND e.id = c.id AND e.status = 'running' AND e.lease_token = c.token
      RETURNING e.id`,
-    [input.leaseMs, input.claims.map((c) => c.id), input.claims.map((c) => c.token)],
+      values: [input.leaseMs, input.claims.map((c) => c.id), input.claims.map((c) => c.token)],
+    }),
   );
   return new Set(rows.map((r) => r.id as string));
 }

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import type { QueueItem } from '@jobs/core';
 import { flowKeySql, toLimits, toQueueItem } from './rows';
 import { isId } from './jobs';
+import { idempotent } from './pool';
 
 /** Recent starts looked at per rate-limited job when rate windows are rebuilt (its latest executions by id). */
 const RATE_SCAN_ROWS = 100_000;
@@ -24,12 +25,15 @@ export async function laneList(pool: pg.Pool): Promise<LaneRow[]> {
 
 /** Pauses or resumes a lane; every call is a new version (so the latest write to Redis wins). */
 export async function laneSetPaused(pool: pg.Pool, input: { lane: Lane; paused: boolean }): Promise<LaneRow> {
+  // Safe to send twice on a new connection: a second run sets the same state under a newer version.
   const { rows } = await pool.query(
-    `INSERT INTO lanes (lane, paused, version, paused_at) VALUES ($1, $2, 1, CASE WHEN $2 THEN now() END)
-     ON CONFLICT (lane) DO UPDATE SET paused = $2, version = lanes.version + 1, updated_at = now(),
-       paused_at = CASE WHEN NOT $2 THEN NULL WHEN lanes.paused THEN lanes.paused_at ELSE now() END
-     RETURNING lane, paused, version::text AS version, paused_at`,
-    [input.lane, input.paused],
+    idempotent({
+      text: `INSERT INTO lanes (lane, paused, version, paused_at) VALUES ($1, $2, 1, CASE WHEN $2 THEN now() END)
+       ON CONFLICT (lane) DO UPDATE SET paused = $2, version = lanes.version + 1, updated_at = now(),
+         paused_at = CASE WHEN NOT $2 THEN NULL WHEN lanes.paused THEN lanes.paused_at ELSE now() END
+       RETURNING lane, paused, version::text AS version, paused_at`,
+      values: [input.lane, input.paused],
+    }),
   );
   return toLane(rows[0]);
 }
@@ -108,6 +112,8 @@ export async function executionsFinal(pool: pg.Pool, ids: readonly string[]): Pr
 export async function executionsRetag(pool: pg.Pool, jobId: string): Promise<QueueItem[]> {
   if (!isId(jobId)) return [];
   const key = flowKeySql('j', 'coalesce(e.payload, j.payload)');
+  // Not marked idempotent: a second run would change nothing, but would return nothing either, and the rows the
+  // first changed must be queued again.
   const { rows } = await pool.query(
     `UPDATE executions e SET flow_key = ${key}
      FROM jobs j

@@ -16,9 +16,10 @@ import { jobDefinitions } from './job-definitions';
 import { createTriggerBatcher } from './trigger-batch';
 
 export { migrate, migrations } from './migrate';
+export { StorePool, idempotent, isConnectionError, retrySafe, type StorePoolConfig, type StorePoolEvent } from './pool';
 export { isId } from './jobs';
 export type { JobListFilter } from './jobs';
-export type { ExecutionListFilter, ExecutionStats, MinuteOutcomes } from './executions-read';
+export type { ExecutionListFilter, ExecutionStats, LaneLoad, MinuteOutcomes } from './executions-read';
 export type { LaneRow } from './flow';
 
 export type Store = ReturnType<typeof createStore>;
@@ -56,6 +57,7 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     executionGet: (id: string) => reads.executionGet(pool, id),
     executionList: (filter: reads.ExecutionListFilter) => reads.executionList(pool, filter),
     executionStats: () => reads.executionStats(pool),
+    executionsLoadByLane: () => reads.executionsLoadByLane(pool),
     executionOutcomesPerMinute: (minutes?: number) => reads.executionOutcomesPerMinute(pool, minutes),
     executionLastOutcomes: (jobIds: readonly string[]) => reads.executionLastOutcomes(pool, jobIds),
     executionChain: (id: string) => reads.executionChain(pool, id),

@@ -1,5 +1,6 @@
 /** @module rows — maps PostgreSQL rows to domain objects (ids stay strings: bigint does not fit a JS number). */
-import { flowTag, type Backoff, type ChangedExecution, type CreatedExecution, type Execution, type FlowLimits, type Job, type Lane, type QueueItem, type WorkerInfo } from '@jobs/core';
+import { LIST_ERROR_CHARS, LIST_OUTPUT_TAIL_CHARS, flowTag } from '@jobs/core';
+import type { Backoff, ChangedExecution, CreatedExecution, Execution, ExecutionSummary, FlowLimits, Job, Lane, QueueItem, WorkerInfo } from '@jobs/core';
 
 export const JOB_COLUMNS = `id, name, cron_expr, timezone, run_at, command, handler, payload, status, max_retries,
   backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
@@ -80,6 +81,20 @@ export function toExecution(r: any): Execution {
     error: r.error,
     durationMs: r.duration_ms,
   };
+}
+
+/**
+ * A list row: never the payload or the whole output, so a page's size does not depend on what jobs print or carry
+ * (the API caps a page's bytes on top of this, see packages/api/src/pagination.ts).
+ */
+export const EXECUTION_SUMMARY_COLUMNS = `id, job_id, scheduled_for, attempt, coalesce(root_id, id) AS root_id, retry_of,
+  trigger, status, lane, priority, worker_id, lease_expires_at, queued_at, started_at, finished_at, exit_code,
+  CASE WHEN length(error) > ${LIST_ERROR_CHARS} THEN left(error, ${LIST_ERROR_CHARS}) || '… [truncated]' ELSE error END AS error,
+  right(output, ${LIST_OUTPUT_TAIL_CHARS}) AS output_tail, duration_ms`;
+
+export function toExecutionSummary(r: any): ExecutionSummary {
+  const { payload: _payload, output: _output, ...rest } = toExecution(r);
+  return { ...rest, outputTail: r.output_tail };
 }
 
 /** Columns for a freshly created row, as `toCreated` reads them. */

@@ -39,6 +39,8 @@ export type Options = { [K in keyof typeof DEFAULTS]: number } & {
   runs: number | null;
   /** Also run the drain with LOG_LEVEL=info (stdout to /dev/null). */
   infoLog: boolean;
+  /** Also run each drain with DATABASE_PREPARED_STATEMENTS=unnamed (the RDS Proxy mode), paired with the named one. */
+  unnamedStatements: boolean;
 };
 
 export const HELP = `npm run bench -- [--json] [--only=drain,peer,...] [--runs=N] [--size=value ...]
@@ -48,13 +50,14 @@ flags:
   --only=a,b        scenarios to run
   --runs=N          runs per scenario (default 3 for drain, peer, enqueue, tick; 1 for the rest); medians + spread
   --no-info-log     skip the extra drain run with LOG_LEVEL=info
+  --unnamed-statements  pair every drain run with one whose worker sends statements unnamed (RDS Proxy mode)
 sizes (defaults):
 ${Object.entries(DEFAULTS)
   .map(([k, v]) => `  --${k}=${v}`)
   .join('\n')}`;
 
 export function parseOptions(argv: string[]): Options {
-  const opts: Options = { ...DEFAULTS, json: false, only: [...SCENARIOS], runs: null, infoLog: true };
+  const opts: Options = { ...DEFAULTS, json: false, only: [...SCENARIOS], runs: null, infoLog: true, unnamedStatements: false };
   for (const arg of argv) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
     if (!m) throw new Error(`unknown argument ${arg}\n${HELP}`);
@@ -64,6 +67,7 @@ export function parseOptions(argv: string[]): Options {
       process.exit(0);
     } else if (key === 'json') opts.json = true;
     else if (key === 'no-info-log') opts.infoLog = false;
+    else if (key === 'unnamed-statements') opts.unnamedStatements = true;
     else if (key === 'only') {
       const names = (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
       const known = [...SCENARIOS, ...DIAGNOSTICS] as string[];

@@ -5,11 +5,11 @@ import type { ApiDeps, ApiEnv } from '../deps';
 import { ApiError } from '../errors';
 import { keysetPage } from '../pagination';
 import { IdParams, PageQuery, conflictResponse, errorResponses, json, notFoundResponse, pageSchema } from '../schemas/common';
-import { Execution, ExecutionListQuery } from '../schemas/executions';
-import { executionJson } from '../serializers';
+import { Execution, ExecutionListQuery, ExecutionSummary } from '../schemas/executions';
+import { executionJson, executionSummaryJson } from '../serializers';
 
 const tags = ['executions'];
-const ExecutionPage = pageSchema(Execution, 'ExecutionPage');
+const ExecutionPage = pageSchema(ExecutionSummary, 'ExecutionPage');
 
 export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: CommandDeps): void {
   const load = async (id: string) => {
@@ -23,13 +23,13 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, command
       method: 'get',
       path: '/executions',
       tags,
-      summary: 'List executions, newest first (filter by status and job_id)',
+      summary: 'List executions, newest first (filter by status and job_id); rows carry no payload or output',
       request: { query: ExecutionListQuery.extend(PageQuery) },
       responses: { 200: json(ExecutionPage, 'A page of executions'), ...errorResponses },
     }),
     async (c) => {
       const { status, job_id: jobId, limit, cursor } = c.req.valid('query');
-      const page = await keysetPage((n) => deps.store.executionList({ jobId, status, before: cursor, limit: n }), limit, executionJson);
+      const page = await keysetPage((n) => deps.store.executionList({ jobId, status, before: cursor, limit: n }), limit, executionSummaryJson);
       return c.json(page, 200);
     },
   );

@@ -14,13 +14,13 @@ import {
   notFoundResponse,
   pageSchema,
 } from '../schemas/common';
-import { Execution, ExecutionStatusQuery, IdempotencyHeaders, TriggerBody } from '../schemas/executions';
+import { Execution, ExecutionStatusQuery, ExecutionSummary, IdempotencyHeaders, TriggerBody } from '../schemas/executions';
 import { Job, JobCreate, JobListQuery } from '../schemas/jobs';
-import { executionJson, jobJson, toJobSpec } from '../serializers';
+import { executionJson, executionSummaryJson, jobJson, toJobSpec } from '../serializers';
 
 const tags = ['jobs'];
 const JobPage = pageSchema(Job, 'JobPage');
-const ExecutionPage = pageSchema(Execution, 'ExecutionPage');
+const ExecutionPage = pageSchema(ExecutionSummary, 'ExecutionPage');
 const jsonBody = <T extends z.ZodType>(schema: T, required: boolean) => ({
   required,
   content: { 'application/json': { schema } },
@@ -172,7 +172,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
       const page = await keysetPage(
         (n) => deps.store.executionList({ jobId: id, status, before: cursor, limit: n }),
         limit,
-        executionJson,
+        executionSummaryJson,
       );
       return c.json(page, 200);
     },

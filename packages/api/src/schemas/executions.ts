@@ -31,6 +31,14 @@ export const Execution = z
 
 export type ExecutionJson = z.infer<typeof Execution>;
 
+/** A list row: the execution without its payload and output (up to 64 KiB each), which GET /executions/{id} has. */
+export const ExecutionSummary = Execution.omit({ payload: true, output: true }).openapi('ExecutionSummary', {
+  description:
+    'An execution as lists return it: no payload and no output (GET /executions/{id} has both); an error longer than 2,048 characters is cut and marked.',
+});
+
+export type ExecutionSummaryJson = z.infer<typeof ExecutionSummary>;
+
 export const ExecutionListQuery = z.object({
   status: z.enum(EXECUTION_STATUSES).optional().openapi({ param: { name: 'status', in: 'query' } }),
   job_id: IdFilter.optional().openapi({ param: { name: 'job_id', in: 'query' } }),

@@ -1,5 +1,5 @@
 /** @module dashboard/ui/components — small shared pieces: status badges, times, action buttons, text blocks, tables. */
-import type { Execution, ExecutionStatus, Job } from '@jobs/core';
+import type { ExecutionStatus, ExecutionSummary, Job } from '@jobs/core';
 import type { Child, FC, PropsWithChildren } from 'hono/jsx';
 import { describeCron } from '../cron-words';
 import { excerpt, formatDuration, formatInZone, formatRelative, formatUtc } from '../format';
@@ -185,10 +185,10 @@ export const JobName: FC<{ jobId: string; names: Map<string, string> }> = ({ job
   return name === undefined ? <span>job #{jobId} <span class="muted">(deleted)</span></span> : <a href={`/jobs/${jobId}`}>{name}</a>;
 };
 
-/** The last line of an attempt's error and of its output, whichever it has. */
-export const OutcomeExcerpt: FC<{ e: Pick<Execution, 'error' | 'output'> }> = ({ e }) => {
+/** The last line of an attempt's error and of its output (the end of it a list row carries), whichever it has. */
+export const OutcomeExcerpt: FC<{ e: Pick<ExecutionSummary, 'error' | 'outputTail'> }> = ({ e }) => {
   const error = excerpt(e.error);
-  const output = excerpt(e.output);
+  const output = excerpt(e.outputTail);
   if (!error && !output) return <span class="muted">—</span>;
   return (
     <span class="excerpt">
@@ -200,7 +200,7 @@ export const OutcomeExcerpt: FC<{ e: Pick<Execution, 'error' | 'output'> }> = ({
 };
 
 /** The row of an execution in any list. */
-export const ExecutionRow: FC<{ e: Execution; now: Date; names?: Map<string, string>; output?: boolean }> = ({ e, now, names, output }) => (
+export const ExecutionRow: FC<{ e: ExecutionSummary; now: Date; names?: Map<string, string>; output?: boolean }> = ({ e, now, names, output }) => (
   <tr>
     <Cell label="Execution">
       <a href={`/executions/${e.id}`}>#{e.id}</a>

@@ -1,0 +1,75 @@
+/**
+ * The PostgreSQL connection budget, in one place: every runtime's most connections, and the instance they share.
+ * The infra files take their concurrency, pool sizes and container counts from here, and test/infra recomputes the
+ * worst case from the resource graph and fails when it exceeds the instance's limit. Raise a number here only with
+ * a bigger instance (or check the sum again).
+ *
+ * Worst case, every stage (the RDS proxy of production multiplexes, but cannot open more than the instance allows):
+ *   API Lambdas (reserved concurrency x 1) + worker Lambdas (reserved x 1) + tick (1) + Migrate (1)
+ *   + container tasks at the peak of a deployment (max x DEPLOY_MAX_PERCENT / 100, rounded up) x their pool.
+ */
+
+/** The RDS instance class (sst.aws.Postgres `instance`). */
+export const DATABASE_INSTANCE = 't4g.micro';
+
+/**
+ * `max_connections` by instance class under RDS's default parameter, LEAST(DBInstanceClassMemory / 9531392, 5000).
+ * DBInstanceClassMemory is what is left after RDS's own processes, so a 1 GiB class ends up near 80 rather than the
+ * 112 the nominal memory gives. Add a class here with the value `SHOW max_connections` reports on it.
+ */
+export const MAX_CONNECTIONS: Record<string, number> = { 't4g.micro': 80 };
+
+/** Slots kept free: PostgreSQL's superuser_reserved_connections (3), and an operator's psql or `sst tunnel` sessions. */
+export const RESERVED_CONNECTIONS = 3 + 5;
+
+/** Concurrent API requests (each Lambda container holds one connection); more are throttled by Lambda. */
+export const API_RESERVED_CONCURRENCY = 10;
+/** Worker Lambdas running at once (one connection each); the tick's wake-ups beyond it wait or expire. */
+export const WORKER_RESERVED_CONCURRENCY = 20;
+/** One tick at a time: it never waits behind the 900-second workers for account concurrency. */
+export const TICK_RESERVED_CONCURRENCY = 1;
+/** One migration run at a time (every deploy invokes it once). */
+export const MIGRATE_RESERVED_CONCURRENCY = 1;
+
+/** Container worker tasks at most (the autoscaling maximum); at least one always runs. */
+export const CONTAINER_MAX_TASKS = 5;
+/** PostgreSQL connections one container worker may open (DATABASE_POOL_MAX). */
+export const CONTAINER_POOL_MAX = 4;
+/** ECS starts new tasks before stopping old ones during a deployment, up to this share of the desired count. */
+export const CONTAINER_DEPLOY_MAX_PERCENT = 150;
+
+/** A pg pool per Lambda container holds this many (functions/lambda.ts). */
+export const LAMBDA_POOL_MAX = 1;
+
+export interface ConnectionBudget {
+  apiReserved: number;
+  workerReserved: number;
+  tickReserved: number;
+  migrateReserved: number;
+  containerMaxTasks: number;
+  containerPoolMax: number;
+  deployMaxPercent: number;
+}
+
+/** The most connections the runtimes can hold at once under `budget`. */
+export function worstCaseConnections(budget: ConnectionBudget): number {
+  const lambdas = (budget.apiReserved + budget.workerReserved + budget.tickReserved + budget.migrateReserved) * LAMBDA_POOL_MAX;
+  const tasksAtPeak = Math.ceil((budget.containerMaxTasks * budget.deployMaxPercent) / 100);
+  return lambdas + tasksAtPeak * budget.containerPoolMax;
+}
+
+/** Connections the runtimes may use on `instance`; undefined for a class not in MAX_CONNECTIONS. */
+export function usableConnections(instance: string): number | undefined {
+  const max = MAX_CONNECTIONS[instance];
+  return max === undefined ? undefined : max - RESERVED_CONNECTIONS;
+}
+
+export const BUDGET: ConnectionBudget = {
+  apiReserved: API_RESERVED_CONCURRENCY,
+  workerReserved: WORKER_RESERVED_CONCURRENCY,
+  tickReserved: TICK_RESERVED_CONCURRENCY,
+  migrateReserved: MIGRATE_RESERVED_CONCURRENCY,
+  containerMaxTasks: CONTAINER_MAX_TASKS,
+  containerPoolMax: CONTAINER_POOL_MAX,
+  deployMaxPercent: CONTAINER_DEPLOY_MAX_PERCENT,
+};

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { commandEnv } from './shell';
+
+const execution = { id: '7', jobId: '3', attempt: 2, scheduledFor: new Date('2026-01-01T00:00:00Z'), payload: { a: 1 } } as Parameters<typeof commandEnv>[0];
+
+describe('commandEnv', () => {
+  it("keeps the scheduler's secrets, SST's link key included, from a job's command", () => {
+    const env = commandEnv(execution, {
+      PATH: '/usr/bin',
+      DATABASE_URL: 'postgres://u:p@h/db',
+      REDIS_URL: 'rediss://default:t@h:6379',
+      API_KEYS: 'k',
+      AWS_SECRET_ACCESS_KEY: 's',
+      AWS_SESSION_TOKEN: 't',
+      SST_KEY: 'base64key',
+      SST_KEY_FILE: 'resource.enc',
+      SST_RESOURCE_App: '{}',
+      SST_RESOURCE_Database: '{"password":"p"}',
+    });
+    expect(Object.keys(env).sort()).toEqual(['JOB_ATTEMPT', 'JOB_EXECUTION_ID', 'JOB_ID', 'JOB_PAYLOAD', 'JOB_SCHEDULED_FOR', 'PATH']);
+    expect(env.JOB_PAYLOAD).toBe('{"a":1}');
+  });
+});
