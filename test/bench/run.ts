@@ -25,6 +25,7 @@ export interface BenchContext {
 
 const WARN = 'ours, LOG_LEVEL=warn';
 const INFO = 'ours, LOG_LEVEL=info >/dev/null';
+const LIMITED = 'ours, half of the jobs under a per-key limit';
 
 async function main() {
   let opts: Options;
@@ -94,6 +95,18 @@ async function main() {
           const bull = await bullDrainOnce(peer, { n: opts.n, concurrency: opts.concurrency, label: 'BullMQ', progress });
           peer.add('ours/BullMQ (paired runs)', 'ratio', ours.jobsPerSec / bull.jobsPerSec);
           if (!selected.has('drain')) peer.note('ours = functions/worker-process.ts, LOG_LEVEL=warn, same N and concurrency');
+        }
+        if (selected.has('drain') && opts['limited-share'] > 0) {
+          const limited = await oursDrainOnce(drain, {
+            n: opts.n,
+            concurrency: opts.concurrency,
+            logLevel: 'warn',
+            label: LIMITED,
+            record: { cpu: true },
+            limited: { share: opts['limited-share'], keys: opts['limited-keys'], perKey: opts['limited-per-key'] },
+            progress,
+          });
+          drain.add('limited/unlimited (paired runs)', 'ratio', limited.jobsPerSec / ours.jobsPerSec, { target: { op: '>=', value: 0.9 } });
         }
         if (selected.has('drain') && opts.infoLog) {
           await oursDrainOnce(drain, { n: opts.n, concurrency: opts.concurrency, logLevel: 'info', label: INFO, record: { cpu: true }, progress });

@@ -29,6 +29,11 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard accessibility and layout in chromium',
       cron_expr: '*/15 9-17 * * mon-fri',
       timezone: 'Europe/Paris',
       command: 'echo digest',
+      // Its page then shows the flow limits panel.
+      max_concurrency: 2,
+      concurrency_key: '/team',
+      max_concurrency_per_key: 1,
+      rate_limit: { limit: 30, period_seconds: 60 },
     });
     const flaky = await stack.api('POST', '/jobs', { name: 'flaky import', command: 'echo "timeout talking to upstream" >&2; exit 3', max_retries: 0 });
     const slow = await stack.api('POST', '/jobs', { name: 'slow report', command: 'sleep 900', timeout_seconds: 1200 });
@@ -83,6 +88,7 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard accessibility and layout in chromium',
     ['execution-dead', `/executions/${ids.dead}`],
     ['dead', '/dead'],
     ['workers', '/workers'],
+    ['lanes', '/lanes'],
     ['not-found', '/jobs/999999'],
   ];
 
@@ -152,7 +158,7 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard accessibility and layout in chromium',
   it('keeps times on one line at 390 px, lines up the form fields, and gives the dead-letter checkboxes 44 px labels', async () => {
     const { context, page } = await signedIn('phone', 'light');
     const broken: string[] = [];
-    for (const path of ['/', '/jobs', `/jobs/${ids.digest}`, `/executions/${ids.ok}`, `/executions/${ids.running}`, `/executions/${ids.running}/cancel`, '/dead', '/workers']) {
+    for (const path of ['/', '/jobs', `/jobs/${ids.digest}`, `/executions/${ids.ok}`, `/executions/${ids.running}`, `/executions/${ids.running}/cancel`, '/dead', '/workers', '/lanes']) {
       await page.goto(path);
       const split = await page.evaluate(() =>
         [...(globalThis as any).document.querySelectorAll('time, .nowrap')].filter((el: any) => el.getClientRects().length > 1).map((el: any) => el.textContent),

@@ -161,6 +161,7 @@ describe.skipIf(!HAS_CHROMIUM)(title, () => {
         ['execution-dead', `/executions/${failed.id}`],
         ['dead', '/dead'],
         ['workers', '/workers'],
+        ['lanes', '/lanes'],
       ];
       for (const [name, path] of pages) {
         await page.goto(path);

@@ -25,7 +25,10 @@ function browser(harness: Harness, headers: Record<string, string> = {}) {
 
 /** A concrete path for a route: `:id` becomes an id that exists, so a refusal cannot be a mere 404. */
 function concrete(path: string, ids: { job: string; execution: string }): string {
-  return path.replace(/^\/jobs\/:id\{[^}]*\}/, `/jobs/${ids.job}`).replace(/^\/executions\/:id\{[^}]*\}/, `/executions/${ids.execution}`);
+  return path
+    .replace(/^\/jobs\/:id\{[^}]*\}/, `/jobs/${ids.job}`)
+    .replace(/^\/executions\/:id\{[^}]*\}/, `/executions/${ids.execution}`)
+    .replace(/^\/lanes\/:lane\{[^}]*\}/, '/lanes/short');
 }
 
 describe('with API keys', () => {

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { createQueue, type Queue } from '@jobs/queue';
 import { createStore, migrate, type Store } from '@jobs/store';
-import type { Clock, Logger, Transition, TransitionSink } from '@jobs/core';
+import { restoreFlow, type Clock, type Logger, type Transition, type TransitionSink } from '@jobs/core';
 
 export const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -47,12 +47,16 @@ export async function createTestEnv(label = 't'): Promise<TestEnv> {
   await migrate(pool);
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
   const queue = createQueue(redis, { prefix });
+  const store = createStore(pool);
+  // As a running deployment has it: the flow state restored once (a fresh prefix has none; a worker would restore it
+  // at its first claim, test/flow tests that path on purpose).
+  await restoreFlow({ store, queue, logger: { debug() {}, info() {}, warn() {}, error() {} } });
   return {
     schema,
     prefix,
     pool,
     redis,
-    store: createStore(pool),
+    store,
     queue,
     childEnv: {
       DATABASE_URL: schemaUrl(schema),

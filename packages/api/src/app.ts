@@ -13,6 +13,7 @@ import { ApiError, errorBody, onError, validationHook } from './errors';
 import { requestLog } from './request-log';
 import { utf8Body } from './utf8-body';
 import { executionRoutes } from './routes/executions';
+import { flowRoutes } from './routes/flow';
 import { healthRoutes } from './routes/health';
 import { jobRoutes } from './routes/jobs';
 import { systemRoutes } from './routes/system';
@@ -66,6 +67,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
   jobRoutes(v1, deps, commands);
   executionRoutes(v1, deps, commands);
   systemRoutes(v1, deps);
+  flowRoutes(v1, deps, commands);
 
   let document: unknown = null;
   v1.get('/openapi.json', (c) => {
@@ -77,7 +79,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
         description: 'A durable job scheduler: jobs (cron, one-off or manual), their executions, workers and stats.',
       },
       security: [{ bearerAuth: [] }],
-      tags: [{ name: 'jobs' }, { name: 'executions' }, { name: 'system' }],
+      tags: [{ name: 'jobs' }, { name: 'executions' }, { name: 'lanes' }, { name: 'system' }],
     });
     return c.json(document as object, 200);
   });

@@ -6,6 +6,7 @@ import { DEFAULT_BACKOFF, type Execution, type ExecutionSummary, type Job, type 
 import type { Queue } from '@jobs/queue';
 import type { ExecutionStats } from '@jobs/store';
 import { validationFailed } from './errors';
+import { limitsJson, toLimits } from './schemas/limits';
 import type { ExecutionJson, ExecutionSummaryJson } from './schemas/executions';
 import type { JobCreateBody, JobJson } from './schemas/jobs';
 
@@ -37,6 +38,7 @@ export function jobJson(job: Job): JobJson {
     misfire: job.misfire,
     catch_up_max: job.catchUpMax,
     misfire_deadline_seconds: job.misfireDeadlineMs === null ? null : seconds(job.misfireDeadlineMs),
+    ...limitsJson(job.limits),
     next_run_at: iso(job.nextRunAt),
     last_run_at: iso(job.lastRunAt),
     created_at: job.createdAt.toISOString(),
@@ -162,5 +164,6 @@ export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number): J
     misfireDeadlineMs: body.misfire_deadline_seconds ? body.misfire_deadline_seconds * 1000 : null,
     lane: body.lane ?? (tooLongForShort ? 'long' : 'short'),
     priority: body.priority,
+    limits: toLimits(body),
   };
 }

@@ -3,13 +3,16 @@
  * Each writes PostgreSQL first, then tells Redis; a failed Redis call is repaired by the reconciler.
  */
 import { IdempotencyMismatchError, InvalidInputError, NotFoundError } from './errors';
+import { flowJobOf, type FlowQueue, type LaneState } from './flow';
 import type { Clock, CreatedExecution, Logger, TransitionSink } from './ports';
 import { firstRunAt } from './schedule';
 import { createdTransition, transition } from './transitions';
-import type { Execution, ExecutionStatus, Job, Lane, QueueItem } from './types';
+import { isLimited, type Execution, type ExecutionStatus, type FlowLimits, type Job, type Lane, type QueueItem } from './types';
 
-export type JobSpec = Omit<Job, 'id' | 'status' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt'> & {
+export type JobSpec = Omit<Job, 'id' | 'status' | 'limits' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt'> & {
   status?: Job['status'];
+  /** Default: no limits. */
+  limits?: FlowLimits;
 };
 
 /** A row that changed status because of a command, with what is needed to log it and to tell Redis. */
@@ -35,6 +38,10 @@ export interface CommandStore {
   executionCancel(id: string): Promise<{ changed: ChangedExecution | null; status: ExecutionStatus } | null>;
   /** Replays once (unless `force`); `replayedBy` is the replay the row already had before this call. */
   executionReplay(id: string, options?: { force?: boolean }): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus; replayedBy: string | null } | null>;
+  /** Sets the flow key of the job's waiting attempts from its current limits; returns those that changed. */
+  executionsRetag(jobId: string): Promise<QueueItem[]>;
+  /** Pauses or resumes a lane (a new version of its state); idempotent. */
+  laneSetPaused(input: { lane: Lane; paused: boolean }): Promise<LaneState & { pausedAt: Date | null }>;
 }
 
 export interface CommandQueue {
@@ -43,6 +50,8 @@ export interface CommandQueue {
   withdraw(items: readonly (QueueItem & { running: boolean })[]): Promise<void>;
   /** Removes replayed ids from the dead-letter list. */
   forgetDead(items: readonly { id: string; lane: Lane }[]): Promise<void>;
+  /** Copies job limits and lane states (never slots: `full` is false) to the queue. */
+  flowRestore: FlowQueue['flowRestore'];
 }
 
 export interface CommandDeps {
@@ -74,7 +83,63 @@ export async function createJob(deps: CommandDeps, spec: JobSpec, options: { all
     );
   }
   const nextRunAt = (spec.status ?? 'active') === 'active' ? firstRunAt(spec, now) : null;
-  return deps.store.jobInsert({ ...spec, nextRunAt });
+  const job = await deps.store.jobInsert({ ...spec, nextRunAt });
+  if (isLimited(job.limits)) await syncLimits(deps, [job]);
+  return job;
+}
+
+/**
+ * Tells the queue a job's current limits (after a create or an edit), so they apply to its waiting attempts at their
+ * next claim. A failure loses nothing: a claim that finds no limits for a job asks PostgreSQL, and the reconciler
+ * copies the limits of every recently changed job.
+ */
+export async function syncLimits(deps: CommandDeps, jobs: readonly Job[]): Promise<void> {
+  if (jobs.length === 0) return;
+  const changed = jobs.map(flowJobOf);
+  try {
+    await deps.queue.flowRestore({ full: false, lanes: [], jobs: changed, running: [], starts: [] });
+  } catch (error) {
+    deps.logger.warn({ event: 'command.limits_sync_failed', job_ids: changed.map((j) => j.jobId), err: String(error) });
+  }
+}
+
+/**
+ * After an edit of a job's limits: the queue gets the new numbers (they apply to the attempts already waiting), and
+ * when the job gained or lost its limits, or its concurrency key changed, its waiting attempts are queued again
+ * under their new key value (running ones finish under the old).
+ * @example await limitsChanged(deps, before, after)
+ */
+export async function limitsChanged(deps: CommandDeps, before: Job, after: Job): Promise<void> {
+  const b = before.limits;
+  const a = after.limits;
+  const same = JSON.stringify(b) === JSON.stringify(a);
+  if (same) return;
+  await syncLimits(deps, [after]);
+  if (isLimited(b) === isLimited(a) && b.concurrencyKey === a.concurrencyKey) return;
+  const items = await deps.store.executionsRetag(after.id);
+  if (items.length === 0) return;
+  try {
+    await deps.queue.withdraw(items.map((i) => ({ ...i, running: false })));
+    await deps.queue.push(items);
+  } catch (error) {
+    // Those withdrawn but not pushed again are pushed by the reconciler.
+    deps.logger.warn({ event: 'command.requeue_failed', job_id: after.id, count: items.length, err: String(error) });
+  }
+}
+
+/**
+ * Pauses or resumes a lane: a paused lane starts nothing new (triggers are accepted and queue up, running attempts
+ * finish). PostgreSQL records it first; should the copy to Redis fail, the reconciler repeats it.
+ */
+export async function setLanePaused(deps: CommandDeps, lane: Lane, paused: boolean): Promise<LaneState & { pausedAt: Date | null }> {
+  const state = await deps.store.laneSetPaused({ lane, paused });
+  try {
+    await deps.queue.flowRestore({ full: false, lanes: [state], jobs: [], running: [], starts: [] });
+  } catch (error) {
+    deps.logger.warn({ event: 'command.lane_sync_failed', lane, err: String(error) });
+  }
+  deps.logger.info({ event: paused ? 'lane.paused' : 'lane.resumed', lane });
+  return state;
 }
 
 export async function triggerJob(

@@ -14,3 +14,4 @@ export * from './worker';
 export * from './cancellation';
 export * from './recovery';
 export * from './commands';
+export * from './flow';

@@ -3,6 +3,7 @@
  * Adapters (packages/store, packages/queue, packages/runner) implement them; entry points in functions/ wire them.
  */
 import type { Cancellation } from './cancellation';
+import type { ClaimState, FlowQueue, FlowStore } from './flow';
 import type {
   Backoff,
   ExecutionStatus,
@@ -103,6 +104,8 @@ export interface StartedExecution {
   maxRetries: number;
   backoff: Backoff;
   overlap: OverlapPolicy;
+  /** The concurrency key value it was queued under (null: its job had no limits then). */
+  flowKey: string | null;
 }
 
 /** The recorded result of one attempt, fenced by its lease token. */
@@ -157,7 +160,7 @@ export interface StartResult {
   replaced: { id: string; jobId: string; attempt: number; workerId: string | null }[];
 }
 
-export interface WorkerStore {
+export interface WorkerStore extends FlowStore {
   /** Reads claimed executions that are still waiting, with their job's definition. No write. */
   executionsLoad(claims: Claim[]): Promise<{ loaded: StartedExecution[]; notStarted: string[] }>;
   /**
@@ -179,8 +182,13 @@ export interface WorkerStore {
   workerRemove(id: string): Promise<void>;
 }
 
-export interface WorkerQueue {
-  claim(input: { lane: Lane; count: number; leaseMs: number }): Promise<{ claims: Claim[]; nextDueAt: Date | null }>;
+export interface WorkerQueue extends FlowQueue {
+  /**
+   * Leases up to `count` ready ids of the lane that may start under their jobs' limits (see flow.ts). `nextDueAt`: when
+   * the next delayed id comes due or a rate window opens. `state`: `paused` (the lane starts nothing) or `restore`
+   * (the queue lost its flow state: run restoreFlow, then claim again).
+   */
+  claim(input: { lane: Lane; count: number; leaseMs: number }): Promise<{ claims: Claim[]; nextDueAt: Date | null; state: ClaimState }>;
   /**
    * Blocks until work may be ready in one of the lanes, or the timeout passes. Returns the lane whose push woke it
    * (only that lane need be claimed), or null after a timeout (claim every lane: delayed work may have come due).
@@ -229,7 +237,7 @@ export interface WaitingExecution extends QueueItem {
   backoff: Backoff;
 }
 
-export interface RecoveryStore {
+export interface RecoveryStore extends FlowStore {
   /** Running executions whose lease expired by the database clock. */
   executionsLeaseExpired(limit: number): Promise<ExpiredExecution[]>;
   executionsFinish(outcomes: Outcome[]): Promise<FinishResult>;
@@ -239,7 +247,7 @@ export interface RecoveryStore {
   executionsWaiting(ids: readonly string[]): Promise<WaitingExecution[]>;
 }
 
-export interface RecoveryQueue {
+export interface RecoveryQueue extends FlowQueue {
   /** Of these claims, the ids whose Redis lease is still live under the same token (their worker is heartbeating). */
   leasesHeld(input: { lane: Lane; claims: Claim[] }): Promise<Set<string>>;
   /** Removes and returns ids whose Redis lease expired (by the Redis clock), with how often each was claimed. */

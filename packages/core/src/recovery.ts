@@ -2,6 +2,7 @@
  * @module recovery — the two repair passes: the reaper (expired leases) and the reconciler (Redis lost an id).
  * Each is one bounded pass that returns counts; callers decide how often to run them.
  */
+import { restoreFlow } from './flow';
 import type { Clock, Logger, Outcome, RecoveryQueue, RecoveryStore, TransitionSink } from './ports';
 import { settle } from './recording';
 import { hasRetriesLeft, retryDelayMs } from './retry';
@@ -135,9 +136,12 @@ async function record(deps: RecoveryDeps, outcomes: Outcome[]): Promise<Outcome[
  */
 export async function reconcileOnce(
   deps: Pick<RecoveryDeps, 'store' | 'queue' | 'logger'>,
-  options: { pageSize?: number; deadline?: number } = {},
+  options: { pageSize?: number; deadline?: number; limitsChangedWithinMs?: number } = {},
 ): Promise<{ scanned: number; pushed: number }> {
   const pageSize = options.pageSize ?? 1000;
+  // Lane states and limits first (a pause or a limit whose copy to Redis failed is repaired here), and the flow
+  // counters if Redis lost them, so the attempts pushed below are held to their limits from the first claim.
+  await restoreFlow(deps, { changedWithinMs: options.limitsChangedWithinMs ?? 10 * 60_000 });
   let afterId: string | null = null;
   let scanned = 0;
   let pushed = 0;

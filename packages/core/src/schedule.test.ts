@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF } from './retry';
 import { firstRunAt, planFires } from './schedule';
-import type { Job } from './types';
+import { NO_LIMITS, type Job } from './types';
 
 const T = (iso: string) => new Date(iso);
 const iso = (ds: { scheduledFor: Date }[]) => ds.map((d) => d.scheduledFor.toISOString());
@@ -10,7 +10,7 @@ function job(overrides: Partial<Job> = {}): Job {
   return {
     id: '1', name: 'j', cronExpr: '*/1 * * * *', timezone: 'UTC', runAt: null, command: 'true', handler: null,
     payload: null, status: 'active', maxRetries: 0, backoff: DEFAULT_BACKOFF, timeoutMs: 1000, overlap: 'allow',
-    misfire: 'run_once', catchUpMax: 10, misfireDeadlineMs: null, lane: 'short', priority: 0,
+    misfire: 'run_once', catchUpMax: 10, misfireDeadlineMs: null, lane: 'short', priority: 0, limits: NO_LIMITS,
     nextRunAt: T('2025-06-01T12:01:00Z'), lastRunAt: null, createdAt: T('2025-06-01T12:00:00Z'), updatedAt: T('2025-06-01T12:00:00Z'),
     ...overrides,
   };

@@ -41,6 +41,35 @@ export interface Backoff {
   jitter: 'full' | 'none';
 }
 
+/** At most `limit` attempts start in any window of `periodMs` (per concurrency key value when `perKey`). */
+export interface RateLimit {
+  limit: number;
+  periodMs: number;
+  perKey: boolean;
+}
+
+/**
+ * A job's flow control. Enforced where attempts are claimed (the queue adapter), across every worker and lane:
+ * - `maxConcurrency`: at most this many attempts of the job run at once;
+ * - `concurrencyKey` (a JSON Pointer into the payload) with `maxConcurrencyPerKey`: attempts whose payloads give the
+ *   same value there run at most that many at once (a payload without the key, or with null there, counts as one
+ *   shared value);
+ * - `rateLimit`: at most `limit` attempts start in any window of `periodMs`, per key value when `perKey`.
+ * An attempt held back waits queued, in order (priority, then due time), without delaying other jobs.
+ */
+export interface FlowLimits {
+  maxConcurrency: number | null;
+  concurrencyKey: string | null;
+  maxConcurrencyPerKey: number | null;
+  rateLimit: RateLimit | null;
+}
+
+export const NO_LIMITS: FlowLimits = Object.freeze({ maxConcurrency: null, concurrencyKey: null, maxConcurrencyPerKey: null, rateLimit: null });
+
+export function isLimited(limits: FlowLimits): boolean {
+  return limits.maxConcurrency !== null || limits.maxConcurrencyPerKey !== null || limits.rateLimit !== null;
+}
+
 export interface Job {
   id: string;
   name: string;
@@ -62,6 +91,7 @@ export interface Job {
   misfireDeadlineMs: number | null;
   lane: Lane;
   priority: number;
+  limits: FlowLimits;
   nextRunAt: Date | null;
   lastRunAt: Date | null;
   createdAt: Date;
@@ -126,6 +156,14 @@ export interface QueueItem {
   lane: Lane;
   priority: number;
   dueAt: Date;
+  /** Set for an attempt of a job with limits: the job and the concurrency key value its payload gave. */
+  flow?: FlowTag;
+}
+
+/** Which limits an attempt counts against: its job's, and its key value's ('' when the job has no key). */
+export interface FlowTag {
+  jobId: string;
+  key: string;
 }
 
 /** One state change of one execution: the unit of the structured log and of published events. */

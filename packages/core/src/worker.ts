@@ -7,6 +7,7 @@
  * written is bounded, so a slow or unreachable database stops claiming instead of piling up work.
  */
 import { LazyAbort } from './cancellation';
+import { flowTag, restoreFlow } from './flow';
 import { toOutcome } from './outcome';
 import type { Claim, Clock, Logger, Runner, RunResult, StartedExecution, TransitionSink, WorkerQueue, WorkerStore } from './ports';
 import { Recorder } from './recording';
@@ -88,6 +89,8 @@ const EMPTY_LANE_RECHECK_MS = 20;
 const TIMEOUT_SWEEP_MS = 50;
 /** How many lease periods a worker keeps its Redis leases alive while PostgreSQL does not answer it. */
 const OUTAGE_VOUCH_LEASES = 10;
+/** Least time between two flow restores by one worker (a restore that did not help is not repeated in a loop). */
+const RESTORE_MIN_INTERVAL_MS = 250;
 
 export class Worker {
   readonly id: string;
@@ -106,6 +109,7 @@ export class Worker {
   private readonly startedAt: Date;
   /** When PostgreSQL last answered a heartbeat. */
   private databaseSeenAt = Date.now();
+  private lastRestoreAt = 0;
 
   constructor(private readonly deps: WorkerDeps, options: WorkerOptions) {
     this.options = {
@@ -224,6 +228,7 @@ export class Worker {
       );
       const order = hint ? [hint] : worthAsking.length > 0 ? worthAsking : rotation;
       hint = null;
+      let restore = false;
       for (const lane of order) {
         if (mayHaveMore) break;
         const count = Math.min(concurrency - this.inFlight, claimBatch);
@@ -236,6 +241,8 @@ export class Worker {
           await sleep(Math.min(pollMs, 1000));
           break;
         }
+        // The flow state is lost (nothing was claimed), or limits of some job are unknown (claims went on): restore.
+        if (result.state === 'restore') restore = true;
         if (result.nextDueAt) nextDue.set(lane, result.nextDueAt.getTime());
         else nextDue.delete(lane);
         if (result.claims.length === 0) emptyAt.set(lane, Date.now());
@@ -247,8 +254,13 @@ export class Worker {
           this.reserved += result.claims.length;
           void this.startClaims(lane, result.claims);
         }
+        if (restore) break;
       }
       laneIndex++;
+      if (restore) {
+        await this.restoreFlow();
+        continue;
+      }
       if (claimedAny) idleSince = Date.now();
       if (mayHaveMore || (claimedAny && this.stopping)) continue;
       let waitMs = pollMs;
@@ -267,6 +279,19 @@ export class Worker {
           await sleep(Math.min(pollMs, 1000));
         }
       }
+    }
+  }
+
+  /** The queue lost its flow state (a fresh or flushed Redis): rebuild it from PostgreSQL, then claim again. */
+  private async restoreFlow(): Promise<void> {
+    const wait = this.lastRestoreAt + RESTORE_MIN_INTERVAL_MS - Date.now();
+    if (wait > 0) await sleep(wait);
+    this.lastRestoreAt = Date.now();
+    try {
+      await restoreFlow(this.deps);
+    } catch (error) {
+      this.deps.logger.warn({ event: 'worker.flow_restore_failed', worker_id: this.id, err: String(error) });
+      await sleep(Math.min(this.options.pollMs, 1000));
     }
   }
 
@@ -380,6 +405,7 @@ export class Worker {
         lane: r.execution.lane,
         priority: r.execution.priority,
         dueAt: new Date(Math.min(r.execution.scheduledFor.getTime(), now.getTime() - (performance.now() - r.startedAt))),
+        flow: flowTag(r.execution.jobId, r.execution.flowKey),
       }));
       for (const lane of new Set(back.map((b) => b.lane))) {
         await this.deps.queue.settle({

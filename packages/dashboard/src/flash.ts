@@ -2,7 +2,7 @@
  * @module dashboard/flash — one-shot notices after an action (POST, then redirect, then GET shows the notice).
  * The cookie carries a code and ids only; every message is written here, so nothing a request sent is reflected.
  */
-import { EXECUTION_STATUSES } from '@jobs/core';
+import { EXECUTION_STATUSES, LANES } from '@jobs/core';
 import type { Context } from 'hono';
 import { clearCookie, readCookie, writeCookie } from './cookies';
 
@@ -19,6 +19,7 @@ export interface Flash {
 type Args = string[];
 const id = (s: string | undefined) => (s && /^[0-9]{1,19}$/.test(s) ? s : null);
 const status = (s: string | undefined) => ((EXECUTION_STATUSES as readonly string[]).includes(s ?? '') ? s! : 'finished');
+const lane = (s: string | undefined) => (LANES as readonly string[]).includes(s ?? '');
 const count = (s: string | undefined) => (s && /^[0-9]{1,6}$/.test(s) ? Number(s) : 0);
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -64,6 +65,8 @@ const MESSAGES = {
     return { tone: r > 0 && n === 0 ? 'error' : 'ok', text };
   },
   'replay-none': () => ({ tone: 'error', text: 'Select at least one execution to replay.' }),
+  'lane-paused': ([l]) => (lane(l) ? { tone: 'ok', text: `Lane ${l} paused: nothing new starts on it; triggers queue up.` } : null),
+  'lane-resumed': ([l]) => (lane(l) ? { tone: 'ok', text: `Lane ${l} resumed: what waits starts now, in order.` } : null),
   'signed-out': () => ({ tone: 'ok', text: 'Signed out.' }),
   'login-empty': () => ({ tone: 'error', text: 'Enter an API key.', field: 'key' }),
   'login-failed': () => ({ tone: 'error', text: 'That key is not one of the configured API keys.', field: 'key' }),

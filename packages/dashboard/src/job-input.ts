@@ -27,6 +27,12 @@ export const JOB_FIELDS = [
   'backoff_factor',
   'backoff_max_seconds',
   'backoff_jitter',
+  'max_concurrency',
+  'concurrency_key',
+  'max_concurrency_per_key',
+  'rate_limit_limit',
+  'rate_limit_period_seconds',
+  'rate_limit_per_key',
   'start_paused',
 ] as const;
 export type JobField = (typeof JOB_FIELDS)[number];
@@ -53,6 +59,12 @@ export const JOB_FORM_DEFAULTS: JobFormValues = {
   backoff_factor: '2',
   backoff_max_seconds: '300',
   backoff_jitter: 'full',
+  max_concurrency: '',
+  concurrency_key: '',
+  max_concurrency_per_key: '',
+  rate_limit_limit: '',
+  rate_limit_period_seconds: '',
+  rate_limit_per_key: '',
   start_paused: '',
 };
 
@@ -66,6 +78,7 @@ export function jobFormValues(form: URLSearchParams): JobFormValues {
     if (raw !== null) values[field] = TEXTAREAS.has(field) ? raw.replace(/\r\n?/g, '\n') : raw;
   }
   if (form.get('start_paused') === null) values.start_paused = '';
+  if (form.get('rate_limit_per_key') === null) values.rate_limit_per_key = '';
   return values;
 }
 
@@ -76,6 +89,7 @@ function fieldOf(path: string): JobField | 'form' {
   const flat = path.replace(/\./g, '_');
   if ((JOB_FIELDS as readonly string[]).includes(flat)) return flat as JobField;
   if (path === 'backoff') return 'backoff_max_seconds';
+  if (path === 'rate_limit') return 'rate_limit_limit';
   if (path === 'status') return 'start_paused';
   return 'form';
 }
@@ -121,6 +135,16 @@ export function jobSpecFromForm(values: JobFormValues, shortLaneMaxTimeoutMs: nu
   body.overlap = values.overlap;
   body.misfire = values.misfire;
   body.status = values.start_paused ? 'paused' : 'active';
+  number('max_concurrency', (n) => (body.max_concurrency = n));
+  number('max_concurrency_per_key', (n) => (body.max_concurrency_per_key = n));
+  // The pointer is kept as typed: "" (the whole payload) is a valid pointer, so an untouched field means none.
+  if (values.concurrency_key !== '') body.concurrency_key = values.concurrency_key;
+  if (values.rate_limit_limit.trim() !== '' || values.rate_limit_period_seconds.trim() !== '') {
+    const rate: Record<string, unknown> = { per_key: values.rate_limit_per_key !== '' };
+    number('rate_limit_limit', (n) => (rate.limit = n));
+    number('rate_limit_period_seconds', (n) => (rate.period_seconds = n));
+    body.rate_limit = rate;
+  }
   if (values.payload.trim() !== '') {
     try {
       body.payload = JSON.parse(values.payload);

@@ -21,6 +21,7 @@ import { executionsPage } from './pages/executions';
 import { deleteJobPage, jobPage } from './pages/job';
 import { createJobSubmit, newJobPage, schedulePreviewFragment } from './pages/job-form';
 import { jobsPage } from './pages/jobs';
+import { lanesPage, pauseLaneAction, resumeLaneAction } from './pages/lanes';
 import { loginPage, loginSubmit, logout } from './pages/login';
 import { overviewPage } from './pages/overview';
 import { workersPage } from './pages/workers';
@@ -65,4 +66,7 @@ export const DASHBOARD_ROUTES: readonly DashboardRoute[] = [
   { method: 'GET', path: '/dead', access: 'page', handler: deadPage },
   { method: 'POST', path: '/dead/replay', access: 'action', handler: bulkReplayAction },
   { method: 'GET', path: '/workers', access: 'page', handler: workersPage },
+  { method: 'GET', path: '/lanes', access: 'page', handler: lanesPage },
+  { method: 'POST', path: '/lanes/:lane{short|long}/pause', access: 'action', handler: pauseLaneAction },
+  { method: 'POST', path: '/lanes/:lane{short|long}/resume', access: 'action', handler: resumeLaneAction },
 ];

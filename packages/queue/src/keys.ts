@@ -14,6 +14,8 @@ export interface LaneKeys {
   deliveries: string;
   dead: string;
   marker: string;
+  /** Attempts of limited jobs ready to be checked against their limits (scored like ready). */
+  fready: string;
 }
 
 export interface QueueKeys {
@@ -21,6 +23,10 @@ export interface QueueKeys {
   lane(lane: Lane): LaneKeys;
   /** Pub/sub channel telling workers to kill a cancelled attempt. */
   cancelChannel: string;
+  /** Hash: whether the flow state is known (`restored`), and which lanes are paused. */
+  control: string;
+  /** Prefix of every flow-control key (the layout is in lua/includes/flow.lua). */
+  flow: string;
 }
 
 /**
@@ -34,6 +40,8 @@ export function queueKeys(prefix: string = DEFAULT_PREFIX): QueueKeys {
   return {
     prefix,
     cancelChannel: `${prefix}:cancel`,
+    control: `${prefix}:control`,
+    flow: `${prefix}:flow`,
     lane(lane) {
       let keys = cache.get(lane);
       if (!keys) {
@@ -46,6 +54,7 @@ export function queueKeys(prefix: string = DEFAULT_PREFIX): QueueKeys {
           deliveries: `${base}:deliveries`,
           dead: `${base}:dead`,
           marker: `${base}:marker`,
+          fready: `${base}:fready`,
         };
         cache.set(lane, keys);
       }

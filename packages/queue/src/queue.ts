@@ -2,22 +2,26 @@
  * @module queue — the Redis adapter: delivery of execution ids with leases, through atomic Lua scripts.
  * Redis holds ids, due times and leases only; PostgreSQL holds the state, so everything here can be rebuilt.
  */
-import type { Claim, CommandQueue, Lane, QueueItem, RecoveryQueue, WorkerQueue } from '@jobs/core';
+import type { Claim, ClaimState, CommandQueue, Lane, QueueItem, RecoveryQueue, WorkerQueue } from '@jobs/core';
 import { LANES } from '@jobs/core';
 import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { queueKeys, type QueueKeys } from './keys';
 import { LUA_SCRIPTS } from './lua.generated';
+import { flowOperations } from './queue-flow';
 
 export type RedisClient = Redis | Cluster;
 
-interface ScriptClient {
-  push(...args: (string | number)[]): Promise<number>;
-  claim(...args: (string | number)[]): Promise<string[]>;
-  heartbeat(...args: (string | number)[]): Promise<string[]>;
-  settle(...args: (string | number)[]): Promise<number>;
-  reap(...args: (string | number)[]): Promise<string[]>;
-  withdraw(...args: (string | number)[]): Promise<number>;
+type Script<T> = (...args: (string | number)[]) => Promise<T>;
+export interface ScriptClient {
+  push: Script<number>;
+  claim: Script<string[]>;
+  heartbeat: Script<string[]>;
+  settle: Script<number>;
+  reap: Script<string[]>;
+  withdraw: Script<number>;
+  rebuild: Script<number>;
+  inspect: Script<unknown[]>;
 }
 
 /** Registers the Lua scripts (file `<name>-<numKeys>.lua`) as commands; EVALSHA with EVAL fallback is ioredis's. */
@@ -54,15 +58,17 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
   let wait: BlockingWait | null = null;
   const ownsBlocking = !options.blocking;
 
-  const pushArgs = (items: readonly QueueItem[]) => items.flatMap((i) => [i.id, String(i.priority), String(i.dueAt.getTime())]);
+  const pushArgs = (items: readonly QueueItem[]) =>
+    items.flatMap((i) => [i.id, String(i.priority), String(i.dueAt.getTime()), i.flow ? `${i.flow.jobId}\t${i.flow.key}` : '']);
+  const pushKeys = (lane: Lane) => {
+    const k = keys.lane(lane);
+    return [k.ready, k.delayed, k.lease, k.marker, k.fready, keys.control, keys.flow, lane];
+  };
 
   async function push(items: readonly QueueItem[]): Promise<number> {
     let added = 0;
     for (const [lane, laneItems] of byLane(items)) {
-      const k = keys.lane(lane);
-      for (const chunk of chunks(laneItems, 1000)) {
-        added += await scripts.push(k.ready, k.delayed, k.lease, k.marker, ...pushArgs(chunk));
-      }
+      for (const chunk of chunks(laneItems, 1000)) added += await scripts.push(...pushKeys(lane), ...pushArgs(chunk));
     }
     return added;
   }
@@ -70,6 +76,7 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
   const queue = {
     keys,
     redis,
+    ...flowOperations(redis, keys, scripts),
 
     async push(items: readonly QueueItem[]): Promise<void> {
       await push(items);
@@ -78,14 +85,17 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
     /** Pushes what Redis does not hold; the reconciler's primitive (push is already idempotent per id). */
     ensure: push,
 
-    async claim(input: { lane: Lane; count: number; leaseMs: number }): Promise<{ claims: Claim[]; nextDueAt: Date | null }> {
+    async claim(input: { lane: Lane; count: number; leaseMs: number }): Promise<{ claims: Claim[]; nextDueAt: Date | null; state: ClaimState }> {
       const k = keys.lane(input.lane);
       const tokenPrefix = randomBytes(9).toString('base64url');
-      const reply = await scripts.claim(k.ready, k.delayed, k.lease, k.tokens, k.marker, k.deliveries, input.count, input.leaseMs, tokenPrefix, 1000);
+      const reply = await scripts.claim(
+        k.ready, k.delayed, k.lease, k.tokens, k.marker, k.deliveries, k.fready, keys.control, keys.flow,
+        input.count, input.leaseMs, tokenPrefix, 1000, input.lane,
+      );
       const claims: Claim[] = [];
-      for (let i = 1; i < reply.length; i += 2) claims.push({ id: String(reply[i]), token: String(reply[i + 1]) });
+      for (let i = 2; i < reply.length; i += 2) claims.push({ id: String(reply[i]), token: String(reply[i + 1]) });
       const next = Number(reply[0]);
-      return { claims, nextDueAt: next >= 0 ? new Date(next) : null };
+      return { claims, nextDueAt: next >= 0 ? new Date(next) : null, state: reply[1] as ClaimState };
     },
 
     async waitForWork(lanes: readonly Lane[], timeoutMs: number): Promise<Lane | null> {
@@ -142,11 +152,9 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       const k = keys.lane(input.lane);
       const pipeline = redis.pipeline() as unknown as ScriptClient & { exec(): Promise<[Error | null, unknown][] | null> };
       if (input.acks.length > 0 || input.dead.length > 0) {
-        pipeline.settle(k.lease, k.tokens, k.dead, k.deliveries, packClaims(input.acks), input.dead.join(' '));
+        pipeline.settle(k.lease, k.tokens, k.dead, k.deliveries, keys.flow, packClaims(input.acks), input.dead.join(' '), '');
       }
-      for (const chunk of chunks(input.push, 1000)) {
-        pipeline.push(k.ready, k.delayed, k.lease, k.marker, ...pushArgs(chunk));
-      }
+      for (const chunk of chunks(input.push, 1000)) pipeline.push(...pushKeys(input.lane), ...pushArgs(chunk));
       const results = await pipeline.exec();
       const failed = results?.find(([error]) => error);
       if (failed) throw failed[0];
@@ -172,7 +180,7 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
 
     async reapExpired(input: { lane: Lane; limit: number }): Promise<{ id: string; deliveries: number }[]> {
       const k = keys.lane(input.lane);
-      const reply = await scripts.reap(k.lease, k.tokens, k.deliveries, input.limit);
+      const reply = await scripts.reap(k.lease, k.tokens, k.deliveries, keys.flow, input.limit);
       const out: { id: string; deliveries: number }[] = [];
       for (let i = 0; i < reply.length; i += 2) out.push({ id: String(reply[i]), deliveries: Number(reply[i + 1]) });
       return out;
@@ -182,7 +190,7 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
     async withdraw(items: readonly (QueueItem & { running: boolean })[]): Promise<void> {
       for (const [lane, laneItems] of byLane(items)) {
         const k = keys.lane(lane);
-        await scripts.withdraw(k.ready, k.delayed, ...laneItems.flatMap((i) => [i.id, String(i.priority)]));
+        await scripts.withdraw(k.ready, k.delayed, k.lease, keys.flow, lane, ...laneItems.flatMap((i) => [i.id, String(i.priority)]));
       }
       const running = items.filter((i) => i.running).map((i) => i.id);
       if (running.length > 0) await redis.publish(keys.cancelChannel, running.join(','));
@@ -197,12 +205,15 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       return redis.lrange(keys.lane(lane).dead, 0, limit - 1);
     },
 
-    /** Queue depth per lane: ready, delayed, leased (running or being started) and dead-lettered ids. */
+    /**
+     * Queue depth per lane: ready (attempts of limited jobs included, until checked against their limits), delayed,
+     * leased (running or being started) and dead-lettered ids. Attempts held back by limits: `flowInspect`.
+     */
     async depth(): Promise<Record<Lane, { ready: number; delayed: number; running: number; dead: number }>> {
       const pipeline = redis.pipeline();
       for (const lane of LANES) {
         const k = keys.lane(lane);
-        pipeline.zcard(k.ready).zcard(k.delayed).zcard(k.lease).llen(k.dead);
+        pipeline.zcard(k.ready).zcard(k.fready).zcard(k.delayed).zcard(k.lease).llen(k.dead);
       }
       const replies = ((await pipeline.exec()) ?? []).map(([error, value]) => {
         if (error) throw error;
@@ -210,8 +221,8 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       });
       const out = {} as Record<Lane, { ready: number; delayed: number; running: number; dead: number }>;
       LANES.forEach((lane, i) => {
-        const [ready, delayed, running, dead] = replies.slice(i * 4, i * 4 + 4) as [number, number, number, number];
-        out[lane] = { ready, delayed, running, dead };
+        const [ready, fready, delayed, running, dead] = replies.slice(i * 5, i * 5 + 5) as [number, number, number, number, number];
+        out[lane] = { ready: ready + fready, delayed, running, dead };
       });
       return out;
     },
@@ -264,7 +275,7 @@ function duplicate(redis: RedisClient): RedisClient {
   return copy;
 }
 
-/** Claims as "id token id token ...": one Lua argument for a whole batch (see settle-4.lua). */
+/** Claims as "id token id token ...": one Lua argument for a whole batch (see settle-5.lua). */
 function packClaims(claims: readonly Claim[]): string {
   let out = '';
   for (const c of claims) out += out ? ` ${c.id} ${c.token}` : `${c.id} ${c.token}`;
@@ -281,7 +292,7 @@ function byLane<T extends { lane: Lane }>(items: readonly T[]): Map<Lane, T[]> {
   return map;
 }
 
-function chunks<T>(items: readonly T[], size: number): T[][] {
+export function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;

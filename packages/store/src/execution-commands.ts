@@ -3,7 +3,7 @@ import type { ChangedExecution, CreatedExecution, Execution, ExecutionStatus } f
 import type pg from 'pg';
 import { isId } from './jobs';
 import { countInMinutes } from './minutes';
-import { CREATED_COLUMNS, EXECUTION_COLUMNS, toCancelled, toCreated, toExecution } from './rows';
+import { CREATED_COLUMNS, EXECUTION_COLUMNS, flowKeySql, toCancelled, toCreated, toExecution } from './rows';
 
 /**
  * A manual run. With an idempotency key, a repeated call returns the execution the first call created
@@ -17,8 +17,9 @@ export async function executionTrigger(
   const payload = input.payload === null || input.payload === undefined ? null : JSON.stringify(input.payload);
   const { rows } = await pool.query({
     name: 'execution_trigger',
-    text: `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key)
-     SELECT id, 'manual', 'queued', lane, priority, now(), $2::jsonb, $3 FROM jobs WHERE id = $1 AND deleted_at IS NULL
+    text: `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key, flow_key)
+     SELECT id, 'manual', 'queued', lane, priority, now(), $2::jsonb, $3, ${flowKeySql('jobs', 'coalesce($2::jsonb, jobs.payload)')}
+     FROM jobs WHERE id = $1 AND deleted_at IS NULL
      ON CONFLICT (job_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING ${EXECUTION_COLUMNS}`,
     values: [input.jobId, payload, input.idempotencyKey],
@@ -53,8 +54,8 @@ export async function executionsEnqueueMany(
   if (!isId(input.jobId) || input.payloads.length === 0) return [];
   const { rows } = await pool.query({
     name: 'executions_enqueue_many',
-    text: `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload)
-     SELECT j.id, 'manual', 'queued', j.lane, j.priority, now(), p.payload
+    text: `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload, flow_key)
+     SELECT j.id, 'manual', 'queued', j.lane, j.priority, now(), p.payload, ${flowKeySql('j', 'coalesce(p.payload, j.payload)')}
      FROM jobs j, unnest($2::jsonb[]) AS p(payload) WHERE j.id = $1 AND j.deleted_at IS NULL
      RETURNING ${CREATED_COLUMNS}`,
     values: [input.jobId, input.payloads.map((p) => (p === null || p === undefined ? null : JSON.stringify(p)))],
@@ -99,13 +100,14 @@ export async function executionReplay(
   if (!isId(id)) return null;
   const { rows } = await pool.query(
     `WITH source AS (
-       SELECT e.id, e.job_id, e.status, e.lane, e.priority, e.payload, e.replayed_by FROM executions e
-       JOIN jobs j ON j.id = e.job_id AND j.deleted_at IS NULL WHERE e.id = $1
+       SELECT e.id, e.job_id, e.status, e.lane, e.priority, e.payload, e.replayed_by,
+              ${flowKeySql('j', 'coalesce(e.payload, j.payload)')} AS flow_key
+       FROM executions e JOIN jobs j ON j.id = e.job_id AND j.deleted_at IS NULL WHERE e.id = $1
        FOR UPDATE OF e
      ),
      created AS (
-       INSERT INTO executions (job_id, retry_of, attempt, trigger, status, lane, priority, scheduled_for, payload)
-       SELECT job_id, id, 1, 'replay', 'queued', lane, priority, now(), payload FROM source
+       INSERT INTO executions (job_id, retry_of, attempt, trigger, status, lane, priority, scheduled_for, payload, flow_key)
+       SELECT job_id, id, 1, 'replay', 'queued', lane, priority, now(), payload, flow_key FROM source
        WHERE status IN ('dead', 'failed') AND (replayed_by IS NULL OR $2)
        RETURNING ${CREATED_COLUMNS}
      ),

@@ -26,7 +26,7 @@ import { idempotent } from './pool';
 
 const STARTED_COLUMNS = `e.id, e.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
   e.priority, e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.timeout_ms,
-  j.max_retries, j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap`;
+  j.max_retries, j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap, e.flow_key`;
 
 export function toStarted(r: any): StartedExecution {
   return {
@@ -46,6 +46,7 @@ export function toStarted(r: any): StartedExecution {
     maxRetries: r.max_retries,
     backoff: toBackoff(r),
     overlap: r.overlap,
+    flowKey: r.flow_key,
   };
 }
 
@@ -62,7 +63,8 @@ export const START_SQL = (overlapOnly: 'allow' | null) => `
     FROM unnest($3::bigint[], $4::text[]) AS c(id, token)
     WHERE e.id = ANY($3::bigint[]) AND e.id = c.id AND e.status IN ('queued', 'retrying')
       ${overlapOnly ? `AND (SELECT j.overlap FROM jobs j WHERE j.id = e.job_id) = '${overlapOnly}'` : ''}
-    RETURNING e.id, c.token, e.job_id, e.attempt, e.root_id, e.trigger, e.lane, e.priority, e.scheduled_for, e.payload
+    RETURNING e.id, c.token, e.job_id, e.attempt, e.root_id, e.trigger, e.lane, e.priority, e.scheduled_for, e.payload,
+              e.flow_key
   )
   SELECT ${STARTED_COLUMNS} FROM started e JOIN jobs j ON j.id = e.job_id`;
 
@@ -80,7 +82,8 @@ export async function executionsLoad(
   const tokens = new Map(claims.map((c) => [c.id, c.token]));
   const { rows } = await pool.query({
     name: 'executions_load',
-    text: `SELECT id, job_id, attempt, coalesce(root_id, id) AS root_id, trigger, lane, priority, scheduled_for, payload
+    text: `SELECT id, job_id, attempt, coalesce(root_id, id) AS root_id, trigger, lane, priority, scheduled_for, payload,
+       flow_key
      FROM executions
      WHERE id = ANY($1::bigint[]) AND status IN ('queued', 'retrying') AND lease_token IS NULL`,
     values: [claims.map((c) => c.id)],
@@ -107,6 +110,7 @@ export async function executionsLoad(
       maxRetries: job.maxRetries,
       backoff: job.backoff,
       overlap: job.overlap,
+      flowKey: r.flow_key,
     });
   }
   const found = new Set(loaded.map((l) => l.id));
@@ -153,12 +157,13 @@ const RECORD_SQL = `WITH start_input AS (
          AND ((e.status = 'running' AND e.lease_token = i.token)
            OR (e.status IN ('queued', 'retrying') AND e.lease_token IS NULL))
        RETURNING e.id, e.job_id, coalesce(e.root_id, e.id) AS root_id, e.attempt, e.lane, e.priority, e.payload,
-                 i.status AS outcome, i.retry_delay_ms, i.duration_ms
+                 e.flow_key, i.status AS outcome, i.retry_delay_ms, i.duration_ms
      ),
      retries AS (
-       INSERT INTO executions (job_id, root_id, retry_of, attempt, trigger, status, lane, priority, scheduled_for, payload)
+       INSERT INTO executions (job_id, root_id, retry_of, attempt, trigger, status, lane, priority, scheduled_for, payload,
+         flow_key)
        SELECT job_id, root_id, id, attempt + 1, 'retry', 'retrying', lane, priority,
-              now() + make_interval(secs => coalesce(retry_delay_ms, 0)::double precision / 1000), payload
+              now() + make_interval(secs => coalesce(retry_delay_ms, 0)::double precision / 1000), payload, flow_key
        FROM done WHERE outcome = 'failed'
        RETURNING ${CREATED_COLUMNS}
      ),
@@ -168,7 +173,8 @@ const RECORD_SQL = `WITH start_input AS (
      SELECT (SELECT coalesce(json_agg(id::text), '[]') FROM starts) AS started,
             (SELECT coalesce(json_agg(id::text), '[]') FROM done) AS done,
             (SELECT coalesce(json_agg(json_build_object('id', id::text, 'job_id', job_id::text, 'attempt', attempt,
-               'trigger', trigger, 'status', status, 'lane', lane, 'priority', priority, 'scheduled_for', scheduled_for)), '[]')
+               'trigger', trigger, 'status', status, 'lane', lane, 'priority', priority, 'scheduled_for', scheduled_for,
+               'flow_key', flow_key)), '[]')
              FROM retries) AS retries`;
 
 /**
@@ -263,7 +269,7 @@ export async function executionsRelease(pool: pg.Pool, claims: Claim[]): Promise
          scheduled_for = least(e.scheduled_for, now())
      FROM unnest($1::bigint[], $2::text[]) AS c(id, token)
      WHERE e.id = ANY($1::bigint[]) AND e.id = c.id AND e.status = 'running' AND e.lease_token = c.token
-     RETURNING e.id, e.job_id, e.attempt, e.trigger, e.status, e.lane, e.priority, e.scheduled_for`,
+     RETURNING e.id, e.job_id, e.attempt, e.trigger, e.status, e.lane, e.priority, e.scheduled_for, e.flow_key`,
     [claims.map((c) => c.id), claims.map((c) => c.token)],
   );
   return rows.map(toCreated);
@@ -298,7 +304,7 @@ export async function executionsWaitingPage(
   input: { afterId: string | null; limit: number },
 ): Promise<QueueItem[]> {
   const { rows } = await pool.query(
-    `SELECT id, lane, priority, scheduled_for FROM executions
+    `SELECT id, job_id, lane, priority, scheduled_for, flow_key FROM executions
      WHERE status IN ('queued', 'retrying') AND ($1::bigint IS NULL OR id > $1)
      ORDER BY id LIMIT $2`,
     [input.afterId, input.limit],
@@ -309,7 +315,7 @@ export async function executionsWaitingPage(
 export async function executionsWaiting(pool: pg.Pool, ids: readonly string[]): Promise<WaitingExecution[]> {
   if (ids.length === 0) return [];
   const { rows } = await pool.query(
-    `SELECT e.id, e.lane, e.priority, e.scheduled_for, e.job_id, e.attempt, j.max_retries,
+    `SELECT e.id, e.lane, e.priority, e.scheduled_for, e.job_id, e.flow_key, e.attempt, j.max_retries,
             j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter
      FROM executions e JOIN jobs j ON j.id = e.job_id
      WHERE e.id = ANY($1::bigint[]) AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL`,

@@ -8,6 +8,7 @@ import type { CommandStore, RecoveryStore, TickStore, WorkerStore } from '@jobs/
 import type pg from 'pg';
 import * as commands from './execution-commands';
 import * as executions from './executions';
+import * as flow from './flow';
 import * as reads from './executions-read';
 import * as jobs from './jobs';
 import * as workers from './workers';
@@ -19,6 +20,7 @@ export { StorePool, idempotent, isConnectionError, retrySafe, type StorePoolConf
 export { isId } from './jobs';
 export type { JobListFilter } from './jobs';
 export type { ExecutionListFilter, ExecutionStats, LaneLoad, MinuteOutcomes } from './executions-read';
+export type { LaneRow } from './flow';
 
 export type Store = ReturnType<typeof createStore>;
 
@@ -32,6 +34,7 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     // jobs
     jobInsert: (spec: Parameters<typeof jobs.jobInsert>[1]) => jobs.jobInsert(pool, spec),
     jobGet: (id: string) => jobs.jobGet(pool, id),
+    jobNames: (ids: readonly string[]) => jobs.jobNames(pool, ids),
     jobList: (filter: jobs.JobListFilter) => jobs.jobList(pool, filter),
     jobSetStatus: (input: Parameters<typeof jobs.jobSetStatus>[1]) => jobs.jobSetStatus(pool, input),
     jobDelete: (id: string) => jobs.jobDelete(pool, id),
@@ -58,6 +61,12 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     executionOutcomesPerMinute: (minutes?: number) => reads.executionOutcomesPerMinute(pool, minutes),
     executionLastOutcomes: (jobIds: readonly string[]) => reads.executionLastOutcomes(pool, jobIds),
     executionChain: (id: string) => reads.executionChain(pool, id),
+    // flow control
+    flowSnapshot: (input: Parameters<typeof flow.flowSnapshot>[1]) => flow.flowSnapshot(pool, input),
+    executionsFinal: (ids: readonly string[]) => flow.executionsFinal(pool, ids),
+    laneList: () => flow.laneList(pool),
+    laneSetPaused: (input: Parameters<typeof flow.laneSetPaused>[1]) => flow.laneSetPaused(pool, input),
+    executionsRetag: (jobId: string) => flow.executionsRetag(pool, jobId),
     // workers
     workerUpsert: (info: Parameters<typeof workers.workerUpsert>[1]) => workers.workerUpsert(pool, info),
     workerListActive: (activeWithinMs: number) => workers.workerListActive(pool, activeWithinMs),

@@ -1,9 +1,9 @@
 /** @module jobs — all SQL on the jobs table: insert, read, list, status changes, delete, and the tick's claim. */
-import { ConflictError, type ChangedExecution, type FirePlan, type Job, type JobSpec, type MaterialiseResult } from '@jobs/core';
+import { ConflictError, InvalidInputError, NO_LIMITS, parseJsonPointer, type ChangedExecution, type FirePlan, type FlowLimits, type Job, type JobSpec, type MaterialiseResult } from '@jobs/core';
 import type pg from 'pg';
 import { countInMinutes } from './minutes';
 import { transaction } from './transaction';
-import { CREATED_COLUMNS, JOB_COLUMNS, toCancelled, toCreated, toJob } from './rows';
+import { CREATED_COLUMNS, JOB_COLUMNS, flowKeySql, toCancelled, toCreated, toJob } from './rows';
 
 export interface JobListFilter {
   status?: Job['status'];
@@ -12,19 +12,35 @@ export interface JobListFilter {
   limit: number;
 }
 
+/**
+ * The jobs columns of a job's limits, in the order max_concurrency, concurrency_key, concurrency_key_path,
+ * max_concurrency_per_key, rate_limit, rate_period_ms, rate_per_key. The pointer is validated by the API.
+ */
+export function limitColumns(limits: FlowLimits): unknown[] {
+  const pointer = limits.concurrencyKey;
+  const path = pointer === null ? null : parseJsonPointer(pointer);
+  if (path && !path.ok) throw new InvalidInputError(`concurrency_key: ${path.error}`, 'concurrency_key');
+  return [
+    limits.maxConcurrency, pointer, path?.ok ? path.path : null, limits.maxConcurrencyPerKey, limits.rateLimit?.limit ?? null,
+    limits.rateLimit?.periodMs ?? null, limits.rateLimit?.perKey ?? false,
+  ];
+}
+
 export async function jobInsert(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null }): Promise<Job> {
   try {
     const { rows } = await pool.query(
       `INSERT INTO jobs (name, cron_expr, timezone, run_at, command, handler, payload, status, max_retries,
          backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
-         misfire_deadline_ms, lane, priority, next_run_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+         misfire_deadline_ms, lane, priority, next_run_at, max_concurrency, concurrency_key, concurrency_key_path,
+         max_concurrency_per_key, rate_limit, rate_period_ms, rate_per_key)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+         $22, $23, $24, $25, $26, $27, $28)
        RETURNING ${JOB_COLUMNS}`,
       [
         spec.name, spec.cronExpr, spec.timezone, spec.runAt, spec.command, spec.handler, JSON.stringify(spec.payload ?? null),
         spec.status ?? 'active', spec.maxRetries, spec.backoff.baseMs, spec.backoff.factor, spec.backoff.maxMs,
         spec.backoff.jitter, spec.timeoutMs, spec.overlap, spec.misfire, spec.catchUpMax, spec.misfireDeadlineMs,
-        spec.lane, spec.priority, spec.nextRunAt,
+        spec.lane, spec.priority, spec.nextRunAt, ...limitColumns(spec.limits ?? NO_LIMITS),
       ],
     );
     return toJob(rows[0]);
@@ -40,6 +56,14 @@ export async function jobGet(pool: pg.Pool, id: string): Promise<Job | null> {
   if (!isId(id)) return null;
   const { rows } = await pool.query(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 AND deleted_at IS NULL`, [id]);
   return rows[0] ? toJob(rows[0]) : null;
+}
+
+/** Names of these jobs (deleted ones included: their attempts may still be counted somewhere). */
+export async function jobNames(pool: pg.Pool, ids: readonly string[]): Promise<Map<string, string>> {
+  const valid = ids.filter(isId);
+  if (valid.length === 0) return new Map();
+  const { rows } = await pool.query(`SELECT id, name FROM jobs WHERE id = ANY($1::bigint[])`, [valid]);
+  return new Map(rows.map((r) => [r.id as string, r.name as string]));
 }
 
 /** Newest first, keyset-paginated by id so pages stay stable while jobs are added. */
@@ -147,8 +171,8 @@ export async function jobsMaterialiseDue(
     let created: MaterialiseResult['created'] = [];
     if (fireJobIds.length > 0) {
       const inserted = await client.query(
-        `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for)
-         SELECT f.job_id, f.trigger, 'queued', j.lane, j.priority, f.scheduled_for
+        `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, flow_key)
+         SELECT f.job_id, f.trigger, 'queued', j.lane, j.priority, f.scheduled_for, ${flowKeySql('j', 'j.payload')}
          FROM unnest($1::bigint[], $2::timestamptz[], $3::text[]) AS f(job_id, scheduled_for, trigger)
          JOIN jobs j ON j.id = f.job_id
          ON CONFLICT (job_id, scheduled_for) WHERE trigger IN ('cron', 'once') AND status <> 'cancelled' DO NOTHING

@@ -1,10 +1,11 @@
 /** @module rows — maps PostgreSQL rows to domain objects (ids stay strings: bigint does not fit a JS number). */
-import { LIST_ERROR_CHARS, LIST_OUTPUT_TAIL_CHARS } from '@jobs/core';
-import type { Backoff, ChangedExecution, CreatedExecution, Execution, ExecutionSummary, Job, Lane, QueueItem, WorkerInfo } from '@jobs/core';
+import { LIST_ERROR_CHARS, LIST_OUTPUT_TAIL_CHARS, flowTag } from '@jobs/core';
+import type { Backoff, ChangedExecution, CreatedExecution, Execution, ExecutionSummary, FlowLimits, Job, Lane, QueueItem, WorkerInfo } from '@jobs/core';
 
 export const JOB_COLUMNS = `id, name, cron_expr, timezone, run_at, command, handler, payload, status, max_retries,
   backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
-  misfire_deadline_ms, lane, priority, next_run_at, created_at, updated_at,
+  misfire_deadline_ms, lane, priority, max_concurrency, concurrency_key, max_concurrency_per_key, rate_limit,
+  rate_period_ms, rate_per_key, next_run_at, created_at, updated_at,
   (SELECT x.started_at FROM executions x
     WHERE x.job_id = jobs.id AND x.started_at IS NOT NULL ORDER BY x.id DESC LIMIT 1) AS last_run_at`;
 
@@ -28,6 +29,7 @@ export function toJob(r: any): Job {
     misfireDeadlineMs: r.misfire_deadline_ms === null ? null : Number(r.misfire_deadline_ms),
     lane: r.lane,
     priority: r.priority,
+    limits: toLimits(r),
     nextRunAt: r.next_run_at,
     lastRunAt: r.last_run_at ?? null,
     createdAt: r.created_at,
@@ -37,7 +39,24 @@ export function toJob(r: any): Job {
 
 export const EXECUTION_COLUMNS = `id, job_id, scheduled_for, attempt, coalesce(root_id, id) AS root_id, retry_of, trigger,
   status, lane, priority, payload, worker_id, lease_expires_at, queued_at, started_at, finished_at, exit_code, output,
-  error, duration_ms, replayed_by`;
+  error, duration_ms, flow_key, replayed_by`;
+
+/** A job's limits from its flow columns. */
+export function toLimits(r: any): FlowLimits {
+  return {
+    maxConcurrency: r.max_concurrency ?? null,
+    concurrencyKey: r.concurrency_key ?? null,
+    maxConcurrencyPerKey: r.max_concurrency_per_key ?? null,
+    rateLimit: r.rate_limit === null || r.rate_limit === undefined ? null : { limit: r.rate_limit, periodMs: r.rate_period_ms, perKey: r.rate_per_key },
+  };
+}
+
+/**
+ * SQL for the flow key of an attempt created from job row `job` with payload `payload` (null when the job has no
+ * limits): see flow_key() in migration 004.
+ */
+export const flowKeySql = (job: string, payload: string) =>
+  `CASE WHEN ${job}.limited THEN flow_key(${payload}, ${job}.concurrency_key_path) END`;
 
 export function toExecution(r: any): Execution {
   return {
@@ -80,7 +99,7 @@ export function toExecutionSummary(r: any): ExecutionSummary {
 }
 
 /** Columns for a freshly created row, as `toCreated` reads them. */
-export const CREATED_COLUMNS = 'id, job_id, attempt, trigger, status, lane, priority, scheduled_for';
+export const CREATED_COLUMNS = 'id, job_id, attempt, trigger, status, lane, priority, scheduled_for, flow_key';
 
 export function toCreated(r: any): CreatedExecution {
   return {
@@ -93,11 +112,12 @@ export function toCreated(r: any): CreatedExecution {
     priority: r.priority,
     scheduledFor: r.scheduled_for,
     dueAt: r.scheduled_for,
+    flow: flowTag(r.job_id, r.flow_key),
   };
 }
 
 export function toQueueItem(r: any): QueueItem {
-  return { id: r.id, lane: r.lane, priority: r.priority, dueAt: r.scheduled_for };
+  return { id: r.id, lane: r.lane, priority: r.priority, dueAt: r.scheduled_for, flow: flowTag(r.job_id, r.flow_key) };
 }
 
 export function toWorker(r: any): WorkerInfo {

@@ -14,7 +14,7 @@ import type { CreatedExecution, Execution } from '@jobs/core';
 import type pg from 'pg';
 import { executionByIdempotencyKey, executionTrigger } from './execution-commands';
 import { isId } from './jobs';
-import { EXECUTION_COLUMNS, toCreated, toExecution } from './rows';
+import { EXECUTION_COLUMNS, flowKeySql, toCreated, toExecution } from './rows';
 
 export interface TriggerInput {
   jobId: string;
@@ -39,12 +39,12 @@ const BATCH_SQL = `WITH input AS (
   FROM json_to_recordset($1::json) AS x(ord int, job_id bigint, payload jsonb, idempotency_key text)
 ), numbered AS (
   SELECT i.ord, nextval(pg_get_serial_sequence('executions', 'id')) AS id, j.id AS job_id, j.lane, j.priority,
-         i.payload, i.idempotency_key
+         i.payload, i.idempotency_key, ${flowKeySql('j', 'coalesce(i.payload, j.payload)')} AS flow_key
   FROM input i JOIN jobs j ON j.id = i.job_id AND j.deleted_at IS NULL
 ), inserted AS (
-  INSERT INTO executions (id, job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key)
+  INSERT INTO executions (id, job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key, flow_key)
   OVERRIDING SYSTEM VALUE
-  SELECT id, job_id, 'manual', 'queued', lane, priority, now(), payload, idempotency_key FROM numbered ORDER BY ord
+  SELECT id, job_id, 'manual', 'queued', lane, priority, now(), payload, idempotency_key, flow_key FROM numbered ORDER BY ord
   ON CONFLICT (job_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING ${EXECUTION_COLUMNS}
 )

@@ -9,6 +9,9 @@ const DEFAULTS = {
   n: 20_000, // drain, peer and memory: jobs per run
   concurrency: 50, // drain, peer, latency worker
   'mem-concurrency': 100,
+  'limited-share': 0.5, // drain: also run with this share of the jobs under a per-key limit (0: skip)
+  'limited-keys': 1000, // distinct key values of those jobs
+  'limited-per-key': 1, // their max_concurrency_per_key
   'single-n': 5_000, // enqueue: triggerJob calls
   'single-callers': 4,
   'bulk-n': 50_000,

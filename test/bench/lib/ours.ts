@@ -28,6 +28,21 @@ export async function enqueueBulk(env: TestEnv, jobId: string, n: number, batch 
   return ids;
 }
 
+/** Executions of several jobs, inserted in batches of 1,000 taken from each job in turn, and pushed. */
+export async function enqueueInterleaved(env: TestEnv, parts: { jobId: string; n: number; payload: (i: number) => unknown }[]): Promise<void> {
+  const done = parts.map(() => 0);
+  while (parts.some((p, i) => done[i]! < p.n)) {
+    for (const [i, part] of parts.entries()) {
+      const count = Math.min(1000, part.n - done[i]!);
+      if (count <= 0) continue;
+      const payloads = Array.from({ length: count }, (_, k) => part.payload(done[i]! + k));
+      const created = await env.store.executionsEnqueueMany({ jobId: part.jobId, payloads });
+      await env.queue.push(created);
+      done[i]! += count;
+    }
+  }
+}
+
 export interface WorkerProcessOptions {
   concurrency: number;
   logLevel: 'warn' | 'info' | 'debug' | 'silent';

@@ -75,3 +75,25 @@ export async function verifyDrain(c: Collector, pool: pg.Pool, queue: Queue, exp
   c.check('Redis: no ids left (ready, delayed, leased, tokens, dead)', redisOk, `${leftovers.join('; ')} tokens=${tokens.join(',')}`, label);
   return ok && redisOk;
 }
+
+/**
+ * The per-key limit held: no two (or `perKey` + 1) attempts of one key value overlapped, by the PostgreSQL times
+ * (a start is dated when its worker began running it, after the previous one's outcome was committed), and Redis
+ * holds no flow state any more (no slot, tag or waiting attempt).
+ */
+export async function verifyPerKeyLimit(c: Collector, env: { pool: pg.Pool; queue: Queue }, jobId: string, perKey: number, label = ''): Promise<boolean> {
+  const { rows } = await env.pool.query(
+    `SELECT max(n)::int AS worst FROM (
+       SELECT count(*) OVER (PARTITION BY a.payload->>'k', a.id) AS n
+       FROM executions a JOIN executions b ON b.job_id = a.job_id AND b.payload->>'k' = a.payload->>'k'
+         AND b.started_at <= a.started_at AND b.finished_at > a.started_at
+       WHERE a.job_id = $1) x`,
+    [jobId],
+  );
+  const worst = rows[0].worst ?? 0;
+  c.check(`per-key limit held (max_concurrency_per_key ${perKey})`, worst <= perKey, `${worst} attempts of one key overlapped`, label);
+  const flow = env.queue.keys.flow;
+  const left = (await env.queue.redis.keys(`${flow}:*`)).filter((k) => !/:(job|rate):/.test(k) && !k.endsWith(':timers'));
+  c.check('Redis: no flow state left (slots, tags, waiting attempts)', left.length === 0, left.slice(0, 5).join(', '), label);
+  return worst <= perKey && left.length === 0;
+}

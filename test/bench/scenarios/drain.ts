@@ -8,12 +8,12 @@
 import { Queue as BullQueue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { REDIS_URL, uniqueName } from '../../support/env';
-import { dbWindow, enqueueBulk, noopJob, spawnWorker, waitNoLive, waitRegistered } from '../lib/ours';
+import { dbWindow, enqueueBulk, enqueueInterleaved, noopJob, spawnWorker, waitNoLive, waitRegistered } from '../lib/ours';
 import { benchEnv } from '../lib/envs';
 import { sampler, spawnNode } from '../lib/proc';
 import type { Collector } from '../lib/result';
 import { sleep } from '../lib/stats';
-import { verifyDrain } from '../lib/verify';
+import { verifyDrain, verifyPerKeyLimit } from '../lib/verify';
 
 export interface OursDrainOptions {
   n: number;
@@ -26,6 +26,11 @@ export interface OursDrainOptions {
   extraEnv?: Record<string, string>;
   /** Which figures to record besides jobs/s. */
   record?: { memory?: boolean; cpu?: boolean };
+  /**
+   * Put this share of the N jobs under a per-key limit: a second no-op job with concurrency_key "/k" and
+   * max_concurrency_per_key `perKey`, its payloads spread over `keys` values; enqueued interleaved with the others.
+   */
+  limited?: { share: number; keys: number; perKey: number };
   progress: (msg: string) => void;
 }
 
@@ -40,7 +45,19 @@ export async function oursDrainOnce(c: Collector, o: OursDrainOptions): Promise<
   try {
     const jobId = await noopJob(env);
     const t = performance.now();
-    await enqueueBulk(env, jobId, o.n, 5000);
+    const limited = o.limited && o.limited.share > 0 ? o.limited : null;
+    const limitedJob = limited
+      ? await noopJob(env, { limits: { maxConcurrency: null, concurrencyKey: '/k', maxConcurrencyPerKey: limited.perKey, rateLimit: null } })
+      : null;
+    if (limited && limitedJob) {
+      const nLimited = Math.round(o.n * limited.share);
+      await enqueueInterleaved(env, [
+        { jobId, n: o.n - nLimited, payload: () => null },
+        { jobId: limitedJob, n: nLimited, payload: (i) => ({ k: i % limited.keys }) },
+      ]);
+    } else {
+      await enqueueBulk(env, jobId, o.n, 5000);
+    }
     o.progress(`${o.label}: ${o.n} queued in ${Math.round(performance.now() - t)} ms; starting worker (C=${o.concurrency}, LOG_LEVEL=${o.logLevel})`);
     const worker = spawnWorker(env, { concurrency: o.concurrency, logLevel: o.logLevel, nodeArgs: o.nodeArgs, extraEnv: o.extraEnv });
     const s = sampler(worker.pid);
@@ -57,7 +74,8 @@ export async function oursDrainOnce(c: Collector, o: OursDrainOptions): Promise<
       c.check('worker process exited 0 on SIGTERM', exit.code === 0, `exit ${JSON.stringify(exit)}\n${worker.output().slice(-2000)}`, o.label);
     }
     const w = await dbWindow(env);
-    const ok = await verifyDrain(c, env.pool, env.queue, o.n, o.label);
+    let ok = await verifyDrain(c, env.pool, env.queue, o.n, o.label);
+    if (limited && limitedJob) ok = (await verifyPerKeyLimit(c, env, limitedJob, limited.perKey, o.label)) && ok;
     const jobsPerSec = o.n / w.seconds;
     c.add(`${o.label}: jobs/s`, 'jobs/s', jobsPerSec);
     if (o.record?.memory && stats) {

@@ -6,6 +6,7 @@ import { validationFailed } from '../errors';
 import { errorResponses, json } from '../schemas/common';
 import { Preview, PreviewQuery, Stats, WorkerList } from '../schemas/system';
 import { statsJson, workerJson } from '../serializers';
+import { limitStateJson } from './flow';
 
 export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   app.openapi(
@@ -31,8 +32,10 @@ export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       responses: { 200: json(Stats, 'Current statistics'), ...errorResponses },
     }),
     async (c) => {
-      const [stats, depth] = await Promise.all([deps.store.executionStats(), deps.queue.depth()]);
-      return c.json(statsJson(stats, depth, deps.clock.now()), 200);
+      const [stats, depth, flow] = await Promise.all([deps.store.executionStats(), deps.queue.depth(), deps.queue.flowInspect()]);
+      const names = await deps.store.jobNames(flow.map((f) => f.jobId));
+      const limits = flow.map((f) => limitStateJson(f, names.get(f.jobId) ?? null)).sort((a, b) => b.waiting.total - a.waiting.total);
+      return c.json({ ...statsJson(stats, depth, deps.clock.now()), limits }, 200);
     },
   );
 

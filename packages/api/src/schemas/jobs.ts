@@ -2,6 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { LANES, MISFIRE_POLICIES, OVERLAP_POLICIES } from '@jobs/core';
 import { NullableInstant, checkSchedule } from './common';
+import { limitInputFields, limitOutputFields, refineLimits } from './limits';
 
 export const HANDLER_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
 export const MAX_PAYLOAD_BYTES = 64 * 1024;
@@ -93,6 +94,7 @@ function refineJob(body: Record<string, unknown>, ctx: z.RefinementCtx): void {
     ctx.addIssue({ code: 'custom', path: ['command'], message: 'give exactly one of command (a shell command) or handler (a registered handler name)' });
   }
   checkPayload(ctx, body.payload);
+  refineLimits(body, ctx);
 }
 
 export const BackoffInput = z
@@ -149,6 +151,7 @@ export const JobCreate = z
     catch_up_max: z.number().int().min(1).max(1000).default(10),
     misfire_deadline_seconds: z.number().int().min(1).max(MAX_DEADLINE_SECONDS).nullish(),
     status: z.enum(JOB_STATUSES).default('active'),
+    ...limitInputFields,
   })
   // Runs even when a field failed (zod skips refinements after such issues), so one 400 lists every problem.
   .superRefine((body, ctx) => refineJob(body, ctx), { when: (payload) => isRecord(payload.value) })
@@ -176,6 +179,7 @@ export const Job = z
     misfire: z.enum(MISFIRE_POLICIES),
     catch_up_max: z.number().int(),
     misfire_deadline_seconds: z.number().nullable(),
+    ...limitOutputFields,
     next_run_at: NullableInstant.openapi({ description: 'Next fire time not yet materialised; null when paused or none is left.' }),
     last_run_at: NullableInstant.openapi({ description: 'When the latest attempt started.' }),
     created_at: z.iso.datetime(),

@@ -2,6 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { EXECUTION_STATUSES, LANES } from '@jobs/core';
 import { Instant, checkSchedule } from './common';
+import { JobLimitState } from './limits';
 
 export const Worker = z
   .object({
@@ -36,6 +37,9 @@ export const Stats = z
     success_rate: z.object({ last_hour: z.number().nullable() }),
     duration_ms: z.object({ p50: z.number().nullable(), p95: z.number().nullable(), sample: z.number().int() }),
     oldest_queued_age_ms: z.number().int().nullable().openapi({ description: 'Age of the oldest due execution still queued.' }),
+    limits: z.array(JobLimitState).openapi({
+      description: 'Jobs with attempts waiting for a slot (at most 200, most waiting first): how many wait, and why.',
+    }),
     generated_at: Instant,
   })
   .openapi('Stats');

@@ -46,6 +46,12 @@ const LABELS: Record<string, string> = {
   backoff_factor: 'Backoff factor',
   backoff_max_seconds: 'Backoff ceiling',
   backoff_jitter: 'Jitter',
+  max_concurrency: 'Max concurrency',
+  concurrency_key: 'Concurrency key',
+  max_concurrency_per_key: 'Max per key',
+  rate_limit_limit: 'Rate limit',
+  rate_limit_period_seconds: 'Rate period',
+  rate_limit_per_key: 'Rate per key',
   start_paused: 'Start paused',
   form: 'Job',
 };
@@ -89,13 +95,20 @@ export const SchedulePreviewView: FC<{ cronExpr: string; timezone: string; now: 
 const PAGE_ORDER: readonly (JobField | 'form')[] = [
   'form', 'name', 'command', 'cron_expr', 'timezone', 'run_at', 'max_retries', 'timeout_seconds', 'lane', 'priority',
   'handler', 'overlap', 'misfire', 'catch_up_max', 'misfire_deadline_seconds',
-  'backoff_base_seconds', 'backoff_factor', 'backoff_max_seconds', 'backoff_jitter', 'payload', 'start_paused',
+  'backoff_base_seconds', 'backoff_factor', 'backoff_max_seconds', 'backoff_jitter', 'payload',
+  'max_concurrency', 'concurrency_key', 'max_concurrency_per_key', 'rate_limit_limit', 'rate_limit_period_seconds',
+  'rate_limit_per_key', 'start_paused',
 ];
 
 /** Fields under "Advanced": the section opens by itself when one of them has an error. */
 const ADVANCED: readonly JobField[] = [
   'handler', 'payload', 'overlap', 'misfire', 'catch_up_max', 'misfire_deadline_seconds',
   'backoff_base_seconds', 'backoff_factor', 'backoff_max_seconds', 'backoff_jitter', 'start_paused',
+];
+
+/** Fields under "Flow limits": the section opens by itself when one of them has an error or a value. */
+const LIMITS: readonly JobField[] = [
+  'max_concurrency', 'concurrency_key', 'max_concurrency_per_key', 'rate_limit_limit', 'rate_limit_period_seconds', 'rate_limit_per_key',
 ];
 
 const options = (values: readonly string[]): [string, string][] => values.map((v) => [v, v]);
@@ -170,6 +183,22 @@ const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; prev
             </div>
             <TextArea name="payload" label="Payload (JSON)" value={v.payload} error={e.payload} hint="Passed to the command as JOB_PAYLOAD. At most 64 KiB." />
             <CheckField name="start_paused" label="Create paused" checked={v.start_paused !== ''} error={e.start_paused} />
+          </div>
+        </details>
+        <details class="advanced" open={LIMITS.some((f) => e[f] !== undefined || v[f] !== '') || undefined}>
+          <summary>Flow limits</summary>
+          <div class="stacked-fields">
+            <p class="hint">Attempts held back by a limit wait in order, without delaying other jobs. Leave empty for no limit.</p>
+            <div class="field-row">
+              <TextField name="max_concurrency" label="Max concurrency" value={v.max_concurrency} error={e.max_concurrency} inputmode="numeric" hint="At most this many run at once, across all workers (1–10000)." />
+              <TextField name="concurrency_key" label="Concurrency key" value={v.concurrency_key} error={e.concurrency_key} mono placeholder="/tenant" hint="JSON Pointer into the payload; attempts with the same value there share the per-key limits." />
+              <TextField name="max_concurrency_per_key" label="Max per key" value={v.max_concurrency_per_key} error={e.max_concurrency_per_key} inputmode="numeric" hint="At most this many per key value at once (1–10000)." />
+            </div>
+            <div class="field-row">
+              <TextField name="rate_limit_limit" label="Rate limit (starts)" value={v.rate_limit_limit} error={e.rate_limit_limit} inputmode="numeric" hint="At most this many start per period (1–10000)." />
+              <TextField name="rate_limit_period_seconds" label="Rate period (seconds)" value={v.rate_limit_period_seconds} error={e.rate_limit_period_seconds} inputmode="numeric" hint="1–86400." />
+              <CheckField name="rate_limit_per_key" label="Rate limit per key value" checked={v.rate_limit_per_key !== ''} error={e.rate_limit_per_key} />
+            </div>
           </div>
         </details>
         <div class="button-row">

@@ -2,7 +2,7 @@
  * @module dashboard/pages/job — `/jobs/:id`: a job's settings, upcoming fire times and recent executions (live),
  * and `/jobs/:id/delete`, the confirmation page that makes deleting a two-step action without JS.
  */
-import { nextFireTimes, NotFoundError, parseCron, type Job } from '@jobs/core';
+import { isLimited, nextFireTimes, NotFoundError, parseCron, type FlowJobState, type Job } from '@jobs/core';
 import type { FC } from 'hono/jsx';
 import { formatDuration, formatJson } from '../format';
 import { renderLive, renderPage } from '../render';
@@ -77,9 +77,73 @@ const Settings: FC<{ job: Job; now: Date }> = ({ job, now }) => (
   </dl>
 );
 
+/** The job's limits, and (live) how many attempts hold a slot and how many wait, and why. */
+const Limits: FC<{ job: Job; state: FlowJobState | null; now: Date }> = ({ job, state, now }) => {
+  const l = job.limits;
+  const w = state?.waiting;
+  return (
+    <section class="panel" aria-labelledby="limits-heading">
+      <h2 id="limits-heading" class="panel-title">
+        Flow limits
+      </h2>
+      <dl class="props">
+        <dt>At once</dt>
+        <dd>{l.maxConcurrency === null ? 'no job-wide limit' : `at most ${l.maxConcurrency}`}</dd>
+        <dt>Per key</dt>
+        <dd>
+          {l.maxConcurrencyPerKey === null ? 'no per-key limit' : `at most ${l.maxConcurrencyPerKey} per value of `}
+          {l.concurrencyKey !== null && <code>{l.concurrencyKey === '' ? '(the whole payload)' : l.concurrencyKey}</code>}
+        </dd>
+        <dt>Rate</dt>
+        <dd>
+          {l.rateLimit === null
+            ? 'no rate limit'
+            : `at most ${l.rateLimit.limit} starts per ${formatDuration(l.rateLimit.periodMs)}${l.rateLimit.perKey ? ' per key value' : ''}`}
+          {state?.rate && (
+            <span class="muted">
+              {' '}
+              ({state.rate.inWindow} in the window{state.rate.nextStartAt && <>, next start <When at={state.rate.nextStartAt} now={now} /></>})
+            </span>
+          )}
+        </dd>
+        <dt>Holding a slot</dt>
+        <dd>{state?.running ?? 0}</dd>
+        <dt>Waiting for a slot</dt>
+        <dd>
+          {w ? w.maxConcurrency + w.maxConcurrencyPerKey + w.rateLimit : 0}
+          {w && w.maxConcurrency + w.maxConcurrencyPerKey + w.rateLimit > 0 && (
+            <span class="muted">
+              {' '}
+              ({w.maxConcurrency} for the job limit, {w.maxConcurrencyPerKey} for their key's, {w.rateLimit} for the rate window)
+            </span>
+          )}
+        </dd>
+        {state && state.keys.length > 0 && (
+          <>
+            <dt>Busiest keys</dt>
+            <dd>
+              <ul class="compact">
+                {state.keys.slice(0, 5).map((k) => (
+                  <li>
+                    <code>{k.key === '' ? '(none)' : k.key}</code>: {k.running} running, {k.waiting} waiting
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </>
+        )}
+      </dl>
+    </section>
+  );
+};
+
 export async function jobPage(r: DashRequest): Promise<Response> {
   const job = await loadJob(r);
-  const executions = await r.deps.store.executionList({ jobId: job.id, limit: RECENT });
+  const limited = isLimited(job.limits);
+  const [executions, flow] = await Promise.all([
+    r.deps.store.executionList({ jobId: job.id, limit: RECENT }),
+    limited ? r.deps.queue.flowInspect([job.id]) : Promise.resolve([]),
+  ]);
   const now = r.view.now;
   const path = `/jobs/${job.id}`;
 
@@ -123,12 +187,13 @@ export async function jobPage(r: DashRequest): Promise<Response> {
           <Settings job={job} now={now} />
         </section>
       </div>
-      <h2 id="recent-heading">Recent executions</h2>
     </>
   );
 
   const live = (
     <>
+      {limited && <Limits job={job} state={flow[0] ?? null} now={now} />}
+      <h2 id="recent-heading">Recent executions</h2>
       <Table caption={`Recent executions of ${job.name}`} headers={executionHeaders({ output: true })} rows={executions.length} empty="No executions yet. Run it now, or wait for its schedule.">
         {executions.map((e) => (
           <ExecutionRow e={e} now={now} output />

@@ -10,6 +10,7 @@ const NAV: [href: string, label: string][] = [
   ['/executions', 'Executions'],
   ['/dead', 'Dead letter'],
   ['/workers', 'Workers'],
+  ['/lanes', 'Lanes'],
 ];
 
 const current = (path: string, href: string) => (href === '/' ? path === '/' : path === href || path.startsWith(`${href}/`));
