@@ -91,7 +91,7 @@ export function toExecution(r: any): Execution {
 export const EXECUTION_SUMMARY_COLUMNS = `id, job_id, scheduled_for, attempt, coalesce(root_id, id) AS root_id, retry_of,
   trigger, status, lane, priority, worker_id, lease_expires_at, queued_at, started_at, finished_at, exit_code,
   CASE WHEN length(error) > ${LIST_ERROR_CHARS} THEN left(error, ${LIST_ERROR_CHARS}) || '… [truncated]' ELSE error END AS error,
-  right(output, ${LIST_OUTPUT_TAIL_CHARS}) AS output_tail, duration_ms`;
+  right(output, ${LIST_OUTPUT_TAIL_CHARS}) AS output_tail, duration_ms, replayed_by`;
 
 export function toExecutionSummary(r: any): ExecutionSummary {
   const { payload: _payload, output: _output, ...rest } = toExecution(r);
