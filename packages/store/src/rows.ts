@@ -53,7 +53,7 @@ export function toLimits(r: any): FlowLimits {
 
 /**
  * SQL for the flow key of an attempt created from job row `job` with payload `payload` (null when the job has no
- * limits): see flow_key() in migration 004.
+ * limits): see flow_key() in migration 003.
  */
 export const flowKeySql = (job: string, payload: string) =>
   `CASE WHEN ${job}.limited THEN flow_key(${payload}, ${job}.concurrency_key_path) END`;
