@@ -1,11 +1,10 @@
 /** @module deps — what the API needs from the outside; functions/ builds it once per process from Context + Config. */
-import type { Clock, Logger, TransitionSink } from '@jobs/core';
-import type { Queue } from '@jobs/queue';
+import type { Clock, Logger, QueueAdapter, TransitionSink } from '@jobs/core';
 import type { Store } from '@jobs/store';
 
 export interface ApiDeps {
   store: Store;
-  queue: Queue;
+  queue: QueueAdapter;
   clock: Clock;
   sink: TransitionSink;
   logger: Logger;

@@ -2,7 +2,7 @@
  * @module queue — the Redis adapter: delivery of execution ids with leases, through atomic Lua scripts.
  * Redis holds ids, due times and leases only; PostgreSQL holds the state, so everything here can be rebuilt.
  */
-import type { Claim, ClaimState, CommandQueue, Lane, QueueItem, RecoveryQueue, WorkerQueue } from '@jobs/core';
+import type { Claim, ClaimState, Lane, QueueAdapter, QueueItem } from '@jobs/core';
 import { LANES } from '@jobs/core';
 import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
@@ -196,6 +196,11 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       if (running.length > 0) await redis.publish(keys.cancelChannel, running.join(','));
     },
 
+    /** Delayed ids of a lane due by `before` (the delayed set is scored by due time in ms, see push-7.lua). */
+    async dueCount(input: { lane: Lane; before: Date }): Promise<number> {
+      return redis.zcount(keys.lane(input.lane).delayed, '-inf', input.before.getTime());
+    },
+
     async forgetDead(items: readonly { id: string; lane: Lane }[]): Promise<void> {
       for (const item of items) await redis.lrem(keys.lane(item.lane).dead, 0, item.id);
     },
@@ -252,7 +257,7 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       return (await redis.ping()) === 'PONG';
     },
   };
-  return queue satisfies WorkerQueue & RecoveryQueue & CommandQueue;
+  return queue satisfies QueueAdapter;
 }
 
 /** One BZPOPMIN on the lanes' markers; `lane` is the lane whose marker it popped (null: timed out). */
