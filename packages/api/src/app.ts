@@ -10,11 +10,14 @@ import { bodyLimit } from './body-limit';
 import { hostGuard } from './host-guard';
 import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError, errorBody, onError, validationHook } from './errors';
+import { createProcessMetrics } from './metrics/http';
 import { requestLog } from './request-log';
 import { utf8Body } from './utf8-body';
 import { executionRoutes } from './routes/executions';
 import { flowRoutes } from './routes/flow';
 import { healthRoutes } from './routes/health';
+import { jobEditRoutes } from './routes/job-edits';
+import { metricsRoutes } from './routes/metrics';
 import { jobRoutes } from './routes/jobs';
 import { systemRoutes } from './routes/system';
 
@@ -43,6 +46,8 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
     commandJobs: deps.commandJobs ?? true,
   };
 
+  const metrics = createProcessMetrics();
+  root.use('*', metrics.middleware);
   root.use('*', requestLog(deps.logger));
   root.use('*', hostGuard({ keyed: deps.apiKeys.length > 0, allowedHosts: deps.allowedHosts ?? [] }));
   root.use(
@@ -65,6 +70,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
   );
   v1.use('*', utf8Body());
   jobRoutes(v1, deps, commands);
+  jobEditRoutes(v1, deps, commands);
   executionRoutes(v1, deps, commands);
   systemRoutes(v1, deps);
   flowRoutes(v1, deps, commands);
@@ -90,6 +96,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
     description: 'One of the keys in API_KEYS. Required on every /api/v1 route when API_KEYS is set.',
   });
   healthRoutes(root, deps);
+  metricsRoutes(root, deps, metrics);
   root.route(API_PREFIX, v1);
   for (const mount of mounts) mount(root, deps, commands);
 

@@ -10,6 +10,8 @@ export interface ApiDeps {
   logger: Logger;
   /** Bearer keys accepted on /api/v1; empty: the API is open (local development only, loopback requests only). */
   apiKeys: string[];
+  /** A bearer token GET /metrics accepts besides the API keys (METRICS_TOKEN), for scrapers. */
+  metricsToken?: string;
   /** Host names served besides loopback ones, when keys are set (`*`: any); see host-guard.ts. */
   allowedHosts?: string[];
   /** False: command jobs are refused at create (COMMAND_JOBS=off). Default true. */
@@ -24,7 +26,11 @@ export interface ApiDeps {
   healthTimeoutMs?: number;
 }
 
-/** Hono environment of every route: the request id set by the request-log middleware. */
+/**
+ * Hono environment of every route: the request id set by the request-log middleware, and the actor (who makes the
+ * request, recorded in job versions) set by the auth middleware: "api" for every key today; a key's name once keys
+ * have names.
+ */
 export interface ApiEnv {
-  Variables: { requestId: string };
+  Variables: { requestId: string; actor: string };
 }

@@ -14,4 +14,5 @@ export * from './worker';
 export * from './cancellation';
 export * from './recovery';
 export * from './commands';
+export * from './edit';
 export * from './flow';

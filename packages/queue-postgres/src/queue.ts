@@ -4,7 +4,7 @@
  * (packages/store/migrations/009_queue_postgres.sql) that play the part of the Lua scripts. Claims take rows with
  * FOR UPDATE SKIP LOCKED; wake-ups and cancellations travel by LISTEN/NOTIFY.
  */
-import { LANES, type Claim, type ClaimState, type Lane, type QueueAdapter, type QueueDepth, type QueueItem } from '@jobs/core';
+import { LANES, type Claim, type ClaimState, type Lane, type MovedExecution, type QueueAdapter, type QueueDepth, type QueueItem } from '@jobs/core';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { flowOperations } from './queue-flow';
@@ -155,6 +155,22 @@ export function createPostgresQueue(pool: pg.Pool, options: PostgresQueueOptions
       const running = items.filter((i) => i.running).map((i) => i.id);
       for (let i = 0; i < running.length; i += CANCEL_CHUNK) {
         await pool.query(`SELECT pg_notify(queue_channel('cancel'), $1)`, [running.slice(i, i + CANCEL_CHUNK).join(',')]);
+      }
+    },
+
+    /**
+     * Moves waiting attempts to their new lane, priority or flow key: each is taken out of where it waits and, only
+     * if it was there (not claimed meanwhile by a worker, which then runs it where it was), pushed where it belongs.
+     */
+    async move(moves: readonly MovedExecution[]): Promise<void> {
+      for (let i = 0; i < moves.length; i += PUSH_CHUNK) {
+        const chunk = moves.slice(i, i + PUSH_CHUNK);
+        const { rows } = await pool.query(
+          `DELETE FROM queue_items WHERE id = ANY ($1::bigint[]) AND state IN ('ready', 'delayed', 'parked') RETURNING id::text`,
+          [chunk.map((m) => m.from.id)],
+        );
+        const taken = new Set(rows.map((r) => r.id as string));
+        await push(chunk.filter((m) => taken.has(m.from.id)).map((m) => m.to));
       }
     },
 

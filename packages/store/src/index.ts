@@ -11,6 +11,8 @@ import * as executions from './executions';
 import * as flow from './flow';
 import * as reads from './executions-read';
 import * as jobs from './jobs';
+import * as edits from './job-edits';
+import * as metrics from './metrics';
 import * as workers from './workers';
 import { jobDefinitions } from './job-definitions';
 import { createTriggerBatcher } from './trigger-batch';
@@ -21,6 +23,8 @@ export { isId } from './jobs';
 export type { JobListFilter } from './jobs';
 export type { ExecutionListFilter, ExecutionStats, LaneLoad, MinuteOutcomes } from './executions-read';
 export type { LaneRow } from './flow';
+export type { FinishedTotals, LiveCounts, MetricsSnapshot } from './metrics';
+export { DURATION_BOUNDS_MS, LATENESS_BOUNDS_MS } from './minutes';
 
 export type Store = ReturnType<typeof createStore>;
 
@@ -39,6 +43,12 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     jobSetStatus: (input: Parameters<typeof jobs.jobSetStatus>[1]) => jobs.jobSetStatus(pool, input),
     jobDelete: (id: string) => jobs.jobDelete(pool, id),
     jobsMaterialiseDue: (input: Parameters<typeof jobs.jobsMaterialiseDue>[1]) => jobs.jobsMaterialiseDue(pool, input),
+    // jobs that change
+    jobGetByName: (name: string) => jobs.jobGetByName(pool, name),
+    jobInsertIfAbsent: (spec: Parameters<typeof jobs.jobInsertIfAbsent>[1]) => jobs.jobInsertIfAbsent(pool, spec),
+    jobUpdate: (input: Parameters<typeof edits.jobUpdate>[1]) => edits.jobUpdate(pool, input),
+    jobVersions: (jobId: string) => edits.jobVersions(pool, jobId),
+    executionsBackfill: (input: Parameters<typeof edits.executionsBackfill>[1]) => edits.executionsBackfill(pool, input),
     // executions: worker hot path and recovery
     executionsLoad: (claims: Parameters<typeof executions.executionsLoad>[2]) => executions.executionsLoad(pool, definitions, claims),
     executionsStart: (input: Parameters<typeof executions.executionsStart>[1]) => executions.executionsStart(pool, input),
@@ -67,6 +77,10 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     laneList: () => flow.laneList(pool),
     laneSetPaused: (input: Parameters<typeof flow.laneSetPaused>[1]) => flow.laneSetPaused(pool, input),
     executionsRetag: (jobId: string) => flow.executionsRetag(pool, jobId),
+    // metrics (the Prometheus scrape) and the fold that keeps its counters monotonic
+    metricsSnapshot: () => metrics.metricsSnapshot(pool),
+    totalsFold: () => metrics.totalsFold(pool),
+    totalsFoldedThrough: () => metrics.totalsFoldedThrough(pool),
     // workers
     workerUpsert: (info: Parameters<typeof workers.workerUpsert>[1]) => workers.workerUpsert(pool, info),
     workerListActive: (activeWithinMs: number) => workers.workerListActive(pool, activeWithinMs),
