@@ -12,6 +12,7 @@ import { loadConfig, type Config } from './config';
 import { createEventPublisher } from './events';
 import { createLogger, fanOut, logSink, type AppLogger } from './logger';
 import { checkServices, createPool, createRedis } from './resources';
+import { createTracing, type TracingProvider } from './tracing';
 
 export interface Context {
   config: Config;
@@ -22,6 +23,8 @@ export interface Context {
   queue: Queue;
   sink: TransitionSink;
   clock: Clock;
+  /** Spans over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; null (and the SDK never loaded) otherwise. */
+  tracing: TracingProvider | null;
   close(): Promise<void>;
 }
 
@@ -70,8 +73,10 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
   const redis = createRedis(config, logger);
   const hostMs = config.clockOffsetMs ? () => Date.now() + config.clockOffsetMs : Date.now;
   const synced = options.clock ? null : databaseClock(pool, hostMs, logger);
+  const tracing = config.otelTracesUrl ? await createTracing({ url: config.otelTracesUrl, serviceName: config.otelServiceName }) : null;
   const close = async () => {
     synced?.stop();
+    await tracing?.shutdown().catch(() => undefined);
     await publisher?.close();
     await queue.close();
     redis.disconnect();
@@ -103,6 +108,7 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
     queue,
     sink: publisher ? fanOut(logSink(logger), publisher) : logSink(logger),
     clock: options.clock ?? synced!,
+    tracing,
     close,
   };
 }

@@ -1,5 +1,5 @@
 /** @module deps — what the API needs from the outside; functions/ builds it once per process from Context + Config. */
-import type { Clock, Logger, TransitionSink } from '@jobs/core';
+import type { Clock, Logger, TraceSpan, Tracing, TransitionSink } from '@jobs/core';
 import type { Queue } from '@jobs/queue';
 import type { Store } from '@jobs/store';
 
@@ -11,6 +11,8 @@ export interface ApiDeps {
   logger: Logger;
   /** Bearer keys accepted on /api/v1; empty: the API is open (local development only, loopback requests only). */
   apiKeys: string[];
+  /** Spans per request and trigger (OpenTelemetry, in functions/); absent: tracing is off and costs nothing. */
+  tracing?: Tracing | null;
   /** A bearer token GET /metrics accepts besides the API keys (METRICS_TOKEN), for scrapers. */
   metricsToken?: string;
   /** Host names served besides loopback ones, when keys are set (`*`: any); see host-guard.ts. */
@@ -29,5 +31,5 @@ export interface ApiDeps {
 
 /** Hono environment of every route: the request id set by the request-log middleware. */
 export interface ApiEnv {
-  Variables: { requestId: string };
+  Variables: { requestId: string; span?: TraceSpan };
 }
