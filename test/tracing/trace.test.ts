@@ -40,7 +40,7 @@ it('follows one request from POST /trigger through the attempt and into the comm
   });
   const api = JSON.parse(await child.waitFor(/api\.listening/)).url as string;
   const secret = 'payload-secret-4711';
-  const job = await (await fetch(`${api}/api/v1/jobs`, {
+  const job: any = await (await fetch(`${api}/api/v1/jobs`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ name: 'traced', command: 'echo "tp=$TRACEPARENT"', payload: { secret } }),
@@ -50,7 +50,7 @@ it('follows one request from POST /trigger through the attempt and into the comm
     headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
   });
   expect(triggered.status).toBe(201);
-  const execution = await triggered.json();
+  const execution: any = await triggered.json();
   const done = await eventually(async () => {
     const row = await env.store.executionGet(execution.id);
     return row?.status === 'succeeded' ? row : null;
