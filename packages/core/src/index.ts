@@ -16,3 +16,4 @@ export * from './recovery';
 export * from './commands';
 export * from './edit';
 export * from './flow';
+export * from './trace-context';
