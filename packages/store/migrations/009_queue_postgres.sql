@@ -225,6 +225,9 @@ DECLARE
   v_lanes text[];
   v_lane text;
 BEGIN
+  -- What a push writes is rebuilt from executions by the reconciler if a crash loses it (as after a Redis flush):
+  -- it need not wait for its own WAL flush, which would be a second synchronous commit per trigger.
+  PERFORM set_config('synchronous_commit', 'off', true);
   WITH input AS (
     SELECT DISTINCT ON (t.id) t.* FROM unnest(p_ids, p_lanes, p_priorities, p_due, p_jobs, p_keys)
       AS t(id, lane, priority, due_at, flow_job, flow_key)),
@@ -260,6 +263,9 @@ DECLARE
   v_keys text[];
   v_dropped integer;
 BEGIN
+  -- An acknowledgement a crash loses leaves a lease the reaper takes back (PostgreSQL's executions decide what then
+  -- runs), and lost pushes are rebuilt by the reconciler: no synchronous commit needed (see queue_push).
+  PERFORM set_config('synchronous_commit', 'off', true);
   WITH gone AS (
     DELETE FROM queue_items q USING unnest(p_ack_ids, p_ack_tokens) AS a(id, token)
     WHERE q.id = a.id AND (q.token = a.token OR q.state = 'reaped')
