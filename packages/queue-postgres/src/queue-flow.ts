@@ -5,6 +5,7 @@
  * flow state on its own: `flowNeeds().restore` is always false and a full snapshot writes only limits and lanes.
  */
 import type { FlowJobState, FlowSnapshot } from '@jobs/core';
+import { transaction } from '@jobs/store';
 import type pg from 'pg';
 
 export function flowOperations(pool: pg.Pool, release: (ids: readonly string[]) => Promise<void>) {
@@ -21,9 +22,8 @@ export function flowOperations(pool: pg.Pool, release: (ids: readonly string[]) 
      * attempts checked again; attempts parked for unknown limits go back to be checked once their job is known.
      */
     async flowRestore(snapshot: FlowSnapshot): Promise<{ restored: boolean }> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      // The store's transaction helper: a connection that dies mid-transaction (a restart) must not crash the process.
+      await transaction(pool, async (client) => {
         await client.query('SELECT queue_flow_lock()');
         const lanes = snapshot.lanes;
         const resumed = await client.query(
@@ -75,13 +75,7 @@ export function flowOperations(pool: pg.Pool, release: (ids: readonly string[]) 
            FROM (SELECT DISTINCT p.flow_job FROM queue_items p WHERE p.state = 'parked' AND p.parked_on = 'u') u
            WHERE EXISTS (SELECT 1 FROM queue_flow_jobs j WHERE j.job_id = u.flow_job)`,
         );
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+      });
       return { restored: false };
     },
 

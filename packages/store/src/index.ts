@@ -94,3 +94,4 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
   };
   return store satisfies TickStore & WorkerStore & RecoveryStore & CommandStore;
 }
+export { transaction } from './transaction';
