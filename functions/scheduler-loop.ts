@@ -3,6 +3,7 @@
  * the reconciler every RECONCILE_INTERVAL. Several of these may run at once; every pass is safe to repeat.
  */
 import { LANES, reapOnce, reconcileOnce, runTick } from '@jobs/core';
+import { pruneAccessOnce } from './access-retention';
 import type { Context } from './context';
 
 export interface SchedulerLoop {
@@ -41,6 +42,12 @@ export function startSchedulerLoop(ctx: Context): SchedulerLoop {
       } catch (error) {
         logger.warn({ event: 'scheduler.reconcile_failed', err: String(error) });
       }
+    }
+    try {
+      const pruned = await pruneAccessOnce(ctx.store, { auditRetentionMs: config.auditRetentionMs, budgetMs: 500 });
+      if (pruned.audit > 0 || pruned.sessions > 0) logger.info({ event: 'scheduler.access_pruned', ...pruned });
+    } catch (error) {
+      logger.warn({ event: 'scheduler.access_prune_failed', err: String(error) });
     }
     try {
       await ctx.store.workersPrune(Math.max(10 * config.leaseMs, 10 * 60_000));

@@ -5,13 +5,14 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { clip, type CommandDeps } from '@jobs/core';
 import { methodNotAllowed } from 'hono/method-not-allowed';
-import { bearerAuth } from './auth';
+import { apiAuth, needs } from './auth';
 import { bodyLimit } from './body-limit';
 import { hostGuard } from './host-guard';
 import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError, errorBody, onError, validationHook } from './errors';
 import { requestLog } from './request-log';
 import { utf8Body } from './utf8-body';
+import { auditRoutes } from './routes/audit';
 import { executionRoutes } from './routes/executions';
 import { flowRoutes } from './routes/flow';
 import { healthRoutes } from './routes/health';
@@ -56,7 +57,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
     }),
   );
 
-  v1.use('*', bearerAuth(deps.apiKeys));
+  v1.use('*', apiAuth(deps, commands));
   v1.use(
     '*',
     bodyLimit(deps.bodyLimitBytes, () => {
@@ -64,13 +65,14 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
     }),
   );
   v1.use('*', utf8Body());
-  jobRoutes(v1, deps, commands);
-  executionRoutes(v1, deps, commands);
+  jobRoutes(v1, deps);
+  executionRoutes(v1, deps);
   systemRoutes(v1, deps);
-  flowRoutes(v1, deps, commands);
+  flowRoutes(v1, deps);
+  auditRoutes(v1, deps);
 
   let document: unknown = null;
-  v1.get('/openapi.json', (c) => {
+  v1.get('/openapi.json', needs('read'), (c) => {
     document ??= root.getOpenAPI31Document({
       openapi: '3.1.0',
       info: {
@@ -79,7 +81,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
         description: 'A durable job scheduler: jobs (cron, one-off or manual), their executions, workers and stats.',
       },
       security: [{ bearerAuth: [] }],
-      tags: [{ name: 'jobs' }, { name: 'executions' }, { name: 'lanes' }, { name: 'system' }],
+      tags: [{ name: 'jobs' }, { name: 'executions' }, { name: 'lanes' }, { name: 'system' }, { name: 'audit' }],
     });
     return c.json(document as object, 200);
   });
@@ -87,7 +89,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
   root.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
-    description: 'One of the keys in API_KEYS. Required on every /api/v1 route when API_KEYS is set.',
+    description: 'One of the keys in API_KEYS. Required on every /api/v1 route when API_KEYS is set; the key\'s role (read, operate, admin) decides what it may do (403 `forbidden` otherwise).',
   });
   healthRoutes(root, deps);
   root.route(API_PREFIX, v1);

@@ -1,7 +1,8 @@
 /** @module deps — what the API needs from the outside; functions/ builds it once per process from Context + Config. */
-import type { Clock, Logger, TransitionSink } from '@jobs/core';
+import type { Clock, CommandDeps, Logger, TransitionSink } from '@jobs/core';
 import type { Queue } from '@jobs/queue';
 import type { Store } from '@jobs/store';
+import type { ApiKey, Principal } from './keys';
 
 export interface ApiDeps {
   store: Store;
@@ -9,8 +10,11 @@ export interface ApiDeps {
   clock: Clock;
   sink: TransitionSink;
   logger: Logger;
-  /** Bearer keys accepted on /api/v1; empty: the API is open (local development only, loopback requests only). */
-  apiKeys: string[];
+  /**
+   * Keys accepted on /api/v1 and by the dashboard, each with a name and a role; a bare string is an admin key named
+   * by its position (key1, key2, …). Empty: the API is open (local development only, loopback requests only).
+   */
+  apiKeys: readonly (string | ApiKey)[];
   /** Host names served besides loopback ones, when keys are set (`*`: any); see host-guard.ts. */
   allowedHosts?: string[];
   /** False: command jobs are refused at create (COMMAND_JOBS=off). Default true. */
@@ -25,7 +29,10 @@ export interface ApiDeps {
   healthTimeoutMs?: number;
 }
 
-/** Hono environment of every route: the request id set by the request-log middleware. */
+/**
+ * Hono environment of every route: the request id set by the request-log middleware; on /api/v1 also the principal
+ * and the commands that audit under its name (set by the auth middleware).
+ */
 export interface ApiEnv {
-  Variables: { requestId: string };
+  Variables: { requestId: string; principal: Principal; commands: CommandDeps };
 }

@@ -6,3 +6,8 @@ export { ApiError, toApiError, zodDetails, type ErrorBody, type ErrorDetail } fr
 export { keysetPage } from './pagination';
 export { JobCreate } from './schemas/jobs';
 export { toJobSpec } from './serializers';
+// Roles and keys, shared with the dashboard and with functions/config.ts.
+export { accessOf, actorOf, needs, OPEN_PRINCIPAL, refuseBelow, type RouteAccess } from './auth';
+export { apiKeyList, keyFingerprint, keyMatcher, parseApiKeys, type ApiKey, type Principal } from './keys';
+export { sourceAddress } from './source';
+export { auditJson } from './routes/audit';

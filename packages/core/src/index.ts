@@ -15,3 +15,4 @@ export * from './cancellation';
 export * from './recovery';
 export * from './commands';
 export * from './flow';
+export * from './access';

@@ -1,6 +1,7 @@
 /** @module jobs — all SQL on the jobs table: insert, read, list, status changes, delete, and the tick's claim. */
-import { ConflictError, InvalidInputError, NO_LIMITS, parseJsonPointer, type ChangedExecution, type FirePlan, type FlowLimits, type Job, type JobSpec, type MaterialiseResult } from '@jobs/core';
+import { ConflictError, InvalidInputError, NO_LIMITS, parseJsonPointer, type AuditEntry, type ChangedExecution, type FirePlan, type FlowLimits, type Job, type JobSpec, type MaterialiseResult } from '@jobs/core';
 import type pg from 'pg';
+import { audited, auditInsert, type Queryable } from './audit';
 import { countInMinutes } from './minutes';
 import { transaction } from './transaction';
 import { CREATED_COLUMNS, JOB_COLUMNS, flowKeySql, toCancelled, toCreated, toJob } from './rows';
@@ -26,9 +27,14 @@ export function limitColumns(limits: FlowLimits): unknown[] {
   ];
 }
 
-export async function jobInsert(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null }): Promise<Job> {
+/** Inserts a job; its audit row (if any) names the new id and commits with it. */
+export function jobInsert(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null }, audit?: AuditEntry): Promise<Job> {
+  return audited(pool, audit, (db) => insertJob(db, spec), (job, entry) => ({ ...entry, target: `job:${job.id}` }));
+}
+
+async function insertJob(db: Queryable, spec: JobSpec & { nextRunAt: Date | null }): Promise<Job> {
   try {
-    const { rows } = await pool.query(
+    const { rows } = await db.query(
       `INSERT INTO jobs (name, cron_expr, timezone, run_at, command, handler, payload, status, max_retries,
          backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
          misfire_deadline_ms, lane, priority, next_run_at, max_concurrency, concurrency_key, concurrency_key_path,
@@ -84,12 +90,14 @@ export async function jobList(pool: pg.Pool, filter: JobListFilter): Promise<Job
 export async function jobSetStatus(
   pool: pg.Pool,
   input: { id: string; status: Job['status']; nextRunAt: Date | null },
+  audit?: AuditEntry,
 ): Promise<{ job: Job; cancelled: ChangedExecution[] } | null> {
   if (!isId(input.id)) return null;
   return transaction(pool, async (client) => {
     const updated = await client.query(
-      `UPDATE jobs SET status = $2, next_run_at = $3, updated_at = now()
-       WHERE id = $1 AND deleted_at IS NULL RETURNING ${JOB_COLUMNS}`,
+      `WITH old AS (SELECT id AS old_id, status AS old_status FROM jobs WHERE id = $1 AND deleted_at IS NULL FOR UPDATE)
+       UPDATE jobs SET status = $2, next_run_at = $3, updated_at = now()
+       FROM old WHERE jobs.id = old.old_id RETURNING ${JOB_COLUMNS}, old.old_status`,
       [input.id, input.status, input.nextRunAt],
     );
     if (updated.rowCount === 0) return null;
@@ -97,12 +105,13 @@ export async function jobSetStatus(
     if (input.status === 'paused') {
       cancelled = await cancelLive(client, input.id, `trigger IN ('cron', 'once') AND status = 'queued'`, 'job paused');
     }
+    if (audit) await auditInsert(client, { ...audit, changes: { status: { old: updated.rows[0].old_status, new: input.status } } });
     return { job: toJob(updated.rows[0]), cancelled };
   });
 }
 
 /** Soft delete: no further runs, live executions cancelled (running ones are killed by their worker), history kept. */
-export async function jobDelete(pool: pg.Pool, id: string): Promise<{ cancelled: ChangedExecution[] } | null> {
+export async function jobDelete(pool: pg.Pool, id: string, audit?: AuditEntry): Promise<{ cancelled: ChangedExecution[] } | null> {
   if (!isId(id)) return null;
   return transaction(pool, async (client) => {
     const deleted = await client.query(
@@ -112,6 +121,7 @@ export async function jobDelete(pool: pg.Pool, id: string): Promise<{ cancelled:
     );
     if (deleted.rowCount === 0) return null;
     const cancelled = await cancelLive(client, id, `status IN ('queued', 'retrying', 'running')`, 'job deleted');
+    if (audit) await auditInsert(client, audit);
     return { cancelled };
   });
 }

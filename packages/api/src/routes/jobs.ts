@@ -1,6 +1,7 @@
 /** @module routes/jobs — create, list, read, delete, trigger, pause and resume jobs; a job's executions. */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { createJob, deleteJob, NotFoundError, pauseJob, resumeJob, triggerJob, type CommandDeps } from '@jobs/core';
+import { createJob, deleteJob, NotFoundError, pauseJob, resumeJob, triggerJob } from '@jobs/core';
+import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { keysetPage } from '../pagination';
 import { emptyBodyIsEmptyObject, jsonBody } from './bodies';
@@ -22,11 +23,12 @@ const tags = ['jobs'];
 const JobPage = pageSchema(Job, 'JobPage');
 const ExecutionPage = pageSchema(ExecutionSummary, 'ExecutionPage');
 
-export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: CommandDeps): void {
+export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
   app.openapi(
     createRoute({
       method: 'post',
       path: '/jobs',
+      middleware: [needs('admin', 'job.create')] as const,
       tags,
       summary: 'Create a job',
       request: { body: jsonBody(JobCreate, true) },
@@ -39,7 +41,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const job = await createJob(commands, toJobSpec(body, deps.shortLaneMaxTimeoutMs), { allowPast: body.allow_past });
+      const job = await createJob(c.var.commands, toJobSpec(body, deps.shortLaneMaxTimeoutMs), { allowPast: body.allow_past });
       return c.json(jobJson(job), 201);
     },
   );
@@ -48,6 +50,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'get',
       path: '/jobs',
+      middleware: [needs('read')] as const,
       tags,
       summary: 'List jobs, newest first',
       request: { query: JobListQuery.extend(PageQuery) },
@@ -64,6 +67,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'get',
       path: '/jobs/{id}',
+      middleware: [needs('read')] as const,
       tags,
       summary: 'Get a job, with next_run_at and last_run_at',
       request: { params: IdParams },
@@ -81,13 +85,14 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'delete',
       path: '/jobs/{id}',
+      middleware: [needs('admin', 'job.delete')] as const,
       tags,
       summary: 'Delete a job: no further runs, live executions cancelled, history kept',
       request: { params: IdParams },
       responses: { 204: { description: 'Deleted' }, ...errorResponses, 404: notFoundResponse },
     }),
     async (c) => {
-      await deleteJob(commands, c.req.valid('param').id);
+      await deleteJob(c.var.commands, c.req.valid('param').id);
       return c.body(null, 204);
     },
   );
@@ -98,7 +103,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
       path: '/jobs/{id}/trigger',
       tags,
       summary: 'Run a job now',
-      middleware: [emptyBodyIsEmptyObject] as const,
+      middleware: [needs('operate', 'job.trigger'), emptyBodyIsEmptyObject] as const,
       request: { params: IdParams, headers: IdempotencyHeaders, body: jsonBody(TriggerBody, false) },
       responses: {
         201: json(Execution, 'The new execution'),
@@ -112,7 +117,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
       const key = c.req.valid('header')['Idempotency-Key'] ?? null;
-      const { record, created } = await triggerJob(commands, { jobId: id, payload: body.payload, idempotencyKey: key });
+      const { record, created } = await triggerJob(c.var.commands, { jobId: id, payload: body.payload, idempotencyKey: key });
       return c.json(executionJson(record), created ? 201 : 200);
     },
   );
@@ -121,30 +126,33 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'post',
       path: '/jobs/{id}/pause',
+      middleware: [needs('operate', 'job.pause')] as const,
       tags,
       summary: 'Pause a job: no new runs start; scheduled runs already queued are cancelled',
       request: { params: IdParams },
       responses: { 200: json(Job, 'The job'), ...errorResponses, 404: notFoundResponse },
     }),
-    async (c) => c.json(jobJson(await pauseJob(commands, c.req.valid('param').id)), 200),
+    async (c) => c.json(jobJson(await pauseJob(c.var.commands, c.req.valid('param').id)), 200),
   );
 
   app.openapi(
     createRoute({
       method: 'post',
       path: '/jobs/{id}/resume',
+      middleware: [needs('operate', 'job.resume')] as const,
       tags,
       summary: 'Resume a job: the next run is computed from now (fire times missed while paused do not run)',
       request: { params: IdParams },
       responses: { 200: json(Job, 'The job'), ...errorResponses, 404: notFoundResponse },
     }),
-    async (c) => c.json(jobJson(await resumeJob(commands, c.req.valid('param').id)), 200),
+    async (c) => c.json(jobJson(await resumeJob(c.var.commands, c.req.valid('param').id)), 200),
   );
 
   app.openapi(
     createRoute({
       method: 'get',
       path: '/jobs/{id}/executions',
+      middleware: [needs('read')] as const,
       tags,
       summary: "A job's executions, newest first",
       description: 'A deleted job answers 404 here; its history stays readable with GET /executions?job_id=.',

@@ -1,6 +1,7 @@
 /** @module routes/system — active workers, stats and the schedule preview (all under /api/v1). */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { nextFireTimes, parseCron } from '@jobs/core';
+import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { validationFailed } from '../errors';
 import { errorResponses, json } from '../schemas/common';
@@ -13,6 +14,7 @@ export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
     createRoute({
       method: 'get',
       path: '/workers',
+      middleware: [needs('read')] as const,
       tags: ['system'],
       summary: 'Workers that heartbeated recently',
       responses: { 200: json(WorkerList, 'Active workers, newest first'), ...errorResponses },
@@ -27,6 +29,7 @@ export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
     createRoute({
       method: 'get',
       path: '/stats',
+      middleware: [needs('read')] as const,
       tags: ['system'],
       summary: 'Counts by status, queue depth per lane, throughput, success rate, durations, oldest queued age',
       responses: { 200: json(Stats, 'Current statistics'), ...errorResponses },
@@ -43,6 +46,7 @@ export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
     createRoute({
       method: 'get',
       path: '/schedules/preview',
+      middleware: [needs('read')] as const,
       tags: ['system'],
       summary: 'The next fire times of a cron expression, computed by the scheduler itself',
       request: { query: PreviewQuery },
