@@ -3,20 +3,14 @@
  * every dashboard route (DASHBOARD_ROUTES) needs exactly the role the README documents, is refused with a 403 naming
  * it for each lower role, and is served for the role and above. A route added without a declared role fails here.
  */
-import { accessOf, type ApiKey } from '@jobs/api';
+import { accessOf } from '@jobs/api';
 import { ROLES, type Role } from '@jobs/core';
 import { DASHBOARD_ROUTES } from '@jobs/dashboard';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formClient, type FormClient } from '../browser/form-client';
+import { bearer, keyOf, ROLE_KEYS } from '../support/role-keys';
 import { apiHarness, type Harness } from './harness';
 
-export const ROLE_KEYS: ApiKey[] = [
-  { name: 'support', role: 'read', key: 'rd-0f3c1b9a77e2d4' },
-  { name: 'ci', role: 'operate', key: 'op-8a2e5d01c6b3f9' },
-  { name: 'platform', role: 'admin', key: 'ad-5b7c9e13d2a046' },
-];
-const keyOf = (role: Role) => ROLE_KEYS.find((k) => k.role === role)!;
-const bearer = (role: Role) => ({ Authorization: `Bearer ${keyOf(role).key}` });
 
 /** The README's roles table, as a rule: what each (method, path) needs. `public`: no key at all. */
 function documentedApiRole(method: string, path: string): Role | 'public' {
