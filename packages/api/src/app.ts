@@ -10,12 +10,14 @@ import { bodyLimit } from './body-limit';
 import { hostGuard } from './host-guard';
 import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError, errorBody, onError, validationHook } from './errors';
+import { createProcessMetrics } from './metrics/http';
 import { requestLog } from './request-log';
 import { utf8Body } from './utf8-body';
 import { auditRoutes } from './routes/audit';
 import { executionRoutes } from './routes/executions';
 import { flowRoutes } from './routes/flow';
 import { healthRoutes } from './routes/health';
+import { metricsRoutes } from './routes/metrics';
 import { jobRoutes } from './routes/jobs';
 import { systemRoutes } from './routes/system';
 
@@ -44,6 +46,8 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
     commandJobs: deps.commandJobs ?? true,
   };
 
+  const metrics = createProcessMetrics();
+  root.use('*', metrics.middleware);
   root.use('*', requestLog(deps.logger));
   root.use('*', hostGuard({ keyed: deps.apiKeys.length > 0, allowedHosts: deps.allowedHosts ?? [] }));
   root.use(
@@ -92,6 +96,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
     description: 'One of the keys in API_KEYS. Required on every /api/v1 route when API_KEYS is set; the key\'s role (read, operate, admin) decides what it may do (403 `forbidden` otherwise).',
   });
   healthRoutes(root, deps);
+  metricsRoutes(root, deps, metrics, commands);
   root.route(API_PREFIX, v1);
   for (const mount of mounts) mount(root, deps, commands);
 

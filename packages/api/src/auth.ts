@@ -13,7 +13,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError } from './errors';
-import { apiKeyList, keyMatcher, type Principal } from './keys';
+import { apiKeyList, keyMatcher, type ApiKey, type Principal } from './keys';
 import { sourceAddress } from './source';
 
 /** What a route needs: the least role, and for a change, the action its audit rows (and refusals) record. */
@@ -81,11 +81,11 @@ function targetOf(path: string): string {
 
 /**
  * Authenticates and authorizes every /api/v1 request, and gives the handlers commands that audit under the key's
- * name (`c.var.commands`).
+ * name (`c.var.commands`). `extra` keys are accepted besides API_KEYS (METRICS_TOKEN on GET /metrics).
  * @example v1.use('*', apiAuth(deps, commands))
  */
-export function apiAuth(deps: ApiDeps, commands: CommandDeps): MiddlewareHandler<ApiEnv> {
-  const keys = apiKeyList(deps.apiKeys);
+export function apiAuth(deps: ApiDeps, commands: CommandDeps, extra: readonly ApiKey[] = []): MiddlewareHandler<ApiEnv> {
+  const keys = [...apiKeyList(deps.apiKeys), ...extra];
   const match = keyMatcher(keys);
   const challenge = { 'WWW-Authenticate': 'Bearer realm="jobs"' };
   return async (c, next) => {

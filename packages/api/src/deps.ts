@@ -15,6 +15,8 @@ export interface ApiDeps {
    * by its position (key1, key2, …). Empty: the API is open (local development only, loopback requests only).
    */
   apiKeys: readonly (string | ApiKey)[];
+  /** A bearer token GET /metrics accepts besides the API keys (METRICS_TOKEN), for scrapers. */
+  metricsToken?: string;
   /** Host names served besides loopback ones, when keys are set (`*`: any); see host-guard.ts. */
   allowedHosts?: string[];
   /** False: command jobs are refused at create (COMMAND_JOBS=off). Default true. */

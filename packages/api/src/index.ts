@@ -11,3 +11,5 @@ export { accessOf, actorOf, needs, OPEN_PRINCIPAL, refuseBelow, type RouteAccess
 export { apiKeyList, keyFingerprint, keyMatcher, parseApiKeys, type ApiKey, type Principal } from './keys';
 export { sourceAddress } from './source';
 export { auditJson } from './routes/audit';
+// Series read at scrape time, rendered by prom-client (the worker process's /metrics uses them too).
+export { SnapshotRegistry } from './metrics/snapshot';

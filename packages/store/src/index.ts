@@ -13,6 +13,7 @@ import * as flow from './flow';
 import * as reads from './executions-read';
 import * as sessions from './sessions';
 import * as jobs from './jobs';
+import * as metrics from './metrics';
 import * as workers from './workers';
 import { jobDefinitions } from './job-definitions';
 import { createTriggerBatcher } from './trigger-batch';
@@ -25,6 +26,8 @@ export type { ExecutionListFilter, ExecutionStats, LaneLoad, MinuteOutcomes } fr
 export type { LaneRow } from './flow';
 export type { AuditListFilter, AuditRow } from './audit';
 export type { SessionRow } from './sessions';
+export type { FinishedTotals, LiveCounts, MetricsSnapshot } from './metrics';
+export { DURATION_BOUNDS_MS, LATENESS_BOUNDS_MS } from './minutes';
 
 export type Store = ReturnType<typeof createStore>;
 
@@ -82,6 +85,10 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     sessionsPrune: (input: Parameters<typeof sessions.sessionsPrune>[1]) => sessions.sessionsPrune(pool, input),
     signInFailures: (input: Parameters<typeof sessions.signInFailures>[1]) => sessions.signInFailures(pool, input),
     signInFailed: (input: Parameters<typeof sessions.signInFailed>[1], entry: AuditEntry) => sessions.signInFailed(pool, input, entry),
+    // metrics (the Prometheus scrape) and the fold that keeps its counters monotonic
+    metricsSnapshot: () => metrics.metricsSnapshot(pool),
+    totalsFold: () => metrics.totalsFold(pool),
+    totalsFoldedThrough: () => metrics.totalsFoldedThrough(pool),
     // workers
     workerUpsert: (info: Parameters<typeof workers.workerUpsert>[1]) => workers.workerUpsert(pool, info),
     workerListActive: (activeWithinMs: number) => workers.workerListActive(pool, activeWithinMs),
