@@ -137,6 +137,40 @@ describe('dashboard routes', () => {
     }
   });
 
+  it('shows each role only the controls it may use', async () => {
+    const page = async (role: Role, path: string) => (await browsers.get(role)!.request('GET', path)).text;
+    const controls = (html: string) => ({
+      newJob: html.includes('href="/jobs/new"'),
+      run: html.includes(`action="/jobs/${ids.job}/trigger"`),
+      pause: html.includes(`action="/jobs/${ids.job}/pause"`),
+      del: html.includes(`href="/jobs/${ids.job}/delete"`),
+      cancel: html.includes(`href="/executions/${ids.execution}/cancel"`),
+      lanes: html.includes('action="/lanes/short/pause"'),
+      audit: html.includes('href="/audit"'),
+    });
+    const seen = async (role: Role) => {
+      const [jobs, job, execution, lanes] = await Promise.all([page(role, '/jobs'), page(role, `/jobs/${ids.job}`), page(role, `/executions/${ids.execution}`), page(role, '/lanes')]);
+      const all = controls(jobs + job + execution + lanes);
+      expect(jobs + job, role).toContain(`${keyOf(role).name} (${role})`);
+      return all;
+    };
+    expect(await seen('read')).toEqual({ newJob: false, run: false, pause: false, del: false, cancel: false, lanes: false, audit: false });
+    expect(await seen('operate')).toEqual({ newJob: false, run: true, pause: true, del: false, cancel: true, lanes: true, audit: false });
+    expect(await seen('admin')).toEqual({ newJob: true, run: true, pause: true, del: true, cancel: true, lanes: true, audit: true });
+  });
+
+  it('shows the admin the audit trail and the open sessions, with names and never keys', async () => {
+    const html = (await browsers.get('admin')!.request('GET', '/audit?action=session.sign_in')).text;
+    expect(html).toContain('Dashboard sessions open now</caption>');
+    for (const k of ROLE_KEYS) {
+      expect(html).toContain(`<td data-label="Key">${k.name}</td>`);
+      expect(html).not.toContain(k.key);
+    }
+    const filtered = (await browsers.get('admin')!.request('GET', '/audit?key=ci&action=job.delete')).text;
+    expect(filtered).toContain('refused');
+    expect(filtered).not.toContain('session.sign_in</td>');
+  });
+
   it('each declares the documented role', () => {
     for (const r of DASHBOARD_ROUTES) expect(r.role, `${r.method} ${r.path}`).toBe(documentedDashboardRole(r.method, r.path));
   });
