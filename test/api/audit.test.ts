@@ -64,6 +64,31 @@ describe('audit rows', () => {
     expect(JSON.stringify(all)).not.toContain('tok-9');
   });
 
+  it('records edits and backfills, and names the key as the author of each version', async () => {
+    const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'edited', command: 'echo', cron_expr: '0 * * * *' }, headers: admin })).body;
+    const patched = await h.call('PATCH', `/api/v1/jobs/${job.id}`, { body: { priority: 4, payload: { password: 'pw-1' } }, headers: admin });
+    expect(patched.status).toBe(200);
+    expect((await h.call('PATCH', `/api/v1/jobs/${job.id}`, { body: { priority: 9 }, headers: operate })).status).toBe(403);
+    const put = await h.call('PUT', '/api/v1/jobs/by-name/declared', { body: { command: 'echo', cron_expr: '@daily' }, headers: admin });
+    expect(put.status).toBe(201);
+    const from = new Date(Date.now() - 3 * 3_600_000).toISOString();
+    const backfill = await h.call('POST', `/api/v1/jobs/${job.id}/backfill`, { body: { from, to: new Date().toISOString() }, headers: operate });
+    expect(backfill.status).toBe(200);
+    expect(backfill.body.created).toBeGreaterThan(0);
+
+    const versions = (await h.call('GET', `/api/v1/jobs/${job.id}/versions`, { headers: admin })).body.data;
+    expect(versions.map((v: any) => v.actor)).toEqual(['platform', 'platform']);
+    const all = await rows();
+    const update = all.find((r) => r.action === 'job.update' && r.outcome === 'ok')!;
+    expect(update).toMatchObject({ key_name: 'platform', target: `job:${job.id}` });
+    expect(update.changes.priority).toEqual({ old: 0, new: 4 });
+    expect(update.changes.payload.new).toEqual({ password: '***' });
+    expect(all.find((r) => r.action === 'job.update' && r.outcome === 'refused')).toMatchObject({ key_name: 'ci', target: `job:${job.id}` });
+    expect(all.find((r) => r.action === 'job.create' && r.target === `job:${put.body.id}`)).toMatchObject({ key_name: 'platform' });
+    expect(all.find((r) => r.action === 'job.backfill')).toMatchObject({ key_name: 'ci', changes: { created: { old: 0, new: backfill.body.created } } });
+    expect(JSON.stringify(all)).not.toContain('pw-1');
+  });
+
   it('records triggers sent together (one batched statement) one row each', async () => {
     const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'many', command: 'echo' }, headers: admin })).body;
     const runs = await Promise.all(Array.from({ length: 12 }, () => h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { headers: operate })));

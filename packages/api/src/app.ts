@@ -17,6 +17,7 @@ import { auditRoutes } from './routes/audit';
 import { executionRoutes } from './routes/executions';
 import { flowRoutes } from './routes/flow';
 import { healthRoutes } from './routes/health';
+import { jobEditRoutes } from './routes/job-edits';
 import { metricsRoutes } from './routes/metrics';
 import { jobRoutes } from './routes/jobs';
 import { systemRoutes } from './routes/system';
@@ -70,6 +71,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
   );
   v1.use('*', utf8Body());
   jobRoutes(v1, deps);
+  jobEditRoutes(v1, deps);
   executionRoutes(v1, deps);
   systemRoutes(v1, deps);
   flowRoutes(v1, deps);

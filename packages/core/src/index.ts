@@ -14,5 +14,6 @@ export * from './worker';
 export * from './cancellation';
 export * from './recovery';
 export * from './commands';
+export * from './edit';
 export * from './flow';
 export * from './access';
