@@ -11,7 +11,7 @@ import { dashboardRoutes } from '@jobs/dashboard';
 import { Hono } from 'hono';
 import { handle } from 'hono/aws-lambda';
 import type { Context } from './context';
-import { lambdaResources, resetForTests, type LambdaResources } from './lambda';
+import { flushTraces, lambdaResources, resetForTests, type LambdaResources } from './lambda';
 
 /** Longest a response waits for EventBridge to take its events; what is left stays buffered for the next one. */
 export const EVENTS_FLUSH_MS = 2_000;
@@ -26,6 +26,7 @@ export function apiDeps(ctx: Context): ApiDeps {
     logger: ctx.logger,
     apiKeys: ctx.config.apiKeys,
     metricsToken: ctx.config.metricsToken ?? undefined,
+    tracing: ctx.tracing,
     allowedHosts: ctx.config.allowedHosts,
     commandJobs: ctx.config.commandJobs,
     bodyLimitBytes: ctx.config.bodyLimitBytes,
@@ -57,6 +58,7 @@ app.all('*', async (c) => {
   if (ctx.events && !(await ctx.events.flush(EVENTS_FLUSH_MS))) {
     ctx.logger.warn({ event: 'api.events_not_flushed', within_ms: EVENTS_FLUSH_MS, reason: 'EventBridge did not take every event in time; the rest stay buffered' });
   }
+  await flushTraces(ctx);
   return response;
 });
 

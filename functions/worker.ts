@@ -81,7 +81,7 @@ export async function drainShortLane(
     {
       store: ctx.store,
       queue: ctx.queue,
-      runner: createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision }),
+      runner: createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing }),
       clock: ctx.clock,
       sink: ctx.sink,
       logger,

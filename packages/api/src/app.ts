@@ -12,6 +12,7 @@ import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError, errorBody, onError, validationHook } from './errors';
 import { createProcessMetrics } from './metrics/http';
 import { requestLog } from './request-log';
+import { requestSpans } from './tracing';
 import { utf8Body } from './utf8-body';
 import { auditRoutes } from './routes/audit';
 import { executionRoutes } from './routes/executions';
@@ -50,6 +51,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
   const metrics = createProcessMetrics();
   root.use('*', metrics.middleware);
   root.use('*', requestLog(deps.logger));
+  if (deps.tracing) root.use('*', requestSpans(deps.tracing));
   root.use('*', hostGuard({ keyed: deps.apiKeys.length > 0, allowedHosts: deps.allowedHosts ?? [] }));
   root.use(
     '*',

@@ -1,12 +1,11 @@
 /** @module deps — what the API needs from the outside; functions/ builds it once per process from Context + Config. */
-import type { Clock, CommandDeps, Logger, TransitionSink } from '@jobs/core';
-import type { Queue } from '@jobs/queue';
+import type { Clock, CommandDeps, Logger, QueueAdapter, TraceSpan, Tracing, TransitionSink } from '@jobs/core';
 import type { Store } from '@jobs/store';
 import type { ApiKey, Principal } from './keys';
 
 export interface ApiDeps {
   store: Store;
-  queue: Queue;
+  queue: QueueAdapter;
   clock: Clock;
   sink: TransitionSink;
   logger: Logger;
@@ -15,6 +14,8 @@ export interface ApiDeps {
    * by its position (key1, key2, …). Empty: the API is open (local development only, loopback requests only).
    */
   apiKeys: readonly (string | ApiKey)[];
+  /** Spans per request and trigger (OpenTelemetry, in functions/); absent: tracing is off and costs nothing. */
+  tracing?: Tracing | null;
   /** A bearer token GET /metrics accepts besides the API keys (METRICS_TOKEN), for scrapers. */
   metricsToken?: string;
   /** Host names served besides loopback ones, when keys are set (`*`: any); see host-guard.ts. */
@@ -36,5 +37,5 @@ export interface ApiDeps {
  * and the commands that audit under its name (set by the auth middleware).
  */
 export interface ApiEnv {
-  Variables: { requestId: string; principal: Principal; commands: CommandDeps };
+  Variables: { requestId: string; principal: Principal; commands: CommandDeps; span?: TraceSpan };
 }

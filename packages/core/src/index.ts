@@ -17,3 +17,4 @@ export * from './commands';
 export * from './edit';
 export * from './flow';
 export * from './access';
+export * from './trace-context';

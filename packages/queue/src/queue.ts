@@ -2,7 +2,7 @@
  * @module queue — the Redis adapter: delivery of execution ids with leases, through atomic Lua scripts.
  * Redis holds ids, due times and leases only; PostgreSQL holds the state, so everything here can be rebuilt.
  */
-import type { Claim, ClaimState, CommandQueue, Lane, MovedExecution, QueueItem, RecoveryQueue, WorkerQueue } from '@jobs/core';
+import type { Claim, ClaimState, Lane, MovedExecution, QueueAdapter, QueueItem } from '@jobs/core';
 import { LANES } from '@jobs/core';
 import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
@@ -196,6 +196,11 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       if (running.length > 0) await redis.publish(keys.cancelChannel, running.join(','));
     },
 
+    /** Delayed ids of a lane due by `before` (the delayed set is scored by due time in ms, see push-7.lua). */
+    async dueCount(input: { lane: Lane; before: Date }): Promise<number> {
+      return redis.zcount(keys.lane(input.lane).delayed, '-inf', input.before.getTime());
+    },
+
     /**
      * Moves waiting attempts to their new lane, priority or flow key: each is taken out of where it waits and, only
      * if it was there (not claimed meanwhile by a worker, which then runs it where it was), pushed where it belongs.
@@ -270,7 +275,7 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       return (await redis.ping()) === 'PONG';
     },
   };
-  return queue satisfies WorkerQueue & RecoveryQueue & CommandQueue;
+  return queue satisfies QueueAdapter;
 }
 
 /** One BZPOPMIN on the lanes' markers; `lane` is the lane whose marker it popped (null: timed out). */

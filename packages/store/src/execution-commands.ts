@@ -12,7 +12,7 @@ import { CREATED_COLUMNS, EXECUTION_COLUMNS, flowKeySql, toCancelled, toCreated,
  */
 export async function executionTrigger(
   pool: pg.Pool,
-  input: { jobId: string; payload: unknown; idempotencyKey: string | null; audit?: AuditEntry },
+  input: { jobId: string; payload: unknown; idempotencyKey: string | null; traceparent?: string | null; audit?: AuditEntry },
 ): Promise<{ execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null> {
   if (!isId(input.jobId)) return null;
   const payload = input.payload === null || input.payload === undefined ? null : JSON.stringify(input.payload);
@@ -21,8 +21,8 @@ export async function executionTrigger(
   const { rows } = await pool.query({
     name: 'execution_trigger',
     text: `WITH inserted AS (
-       INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key, flow_key)
-       SELECT id, 'manual', 'queued', lane, priority, now(), $2::jsonb, $3, ${flowKeySql('jobs', 'coalesce($2::jsonb, jobs.payload)')}
+       INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key, flow_key, traceparent)
+       SELECT id, 'manual', 'queued', lane, priority, now(), $2::jsonb, $3, ${flowKeySql('jobs', 'coalesce($2::jsonb, jobs.payload)')}, $7
        FROM jobs WHERE id = $1 AND deleted_at IS NULL
        ON CONFLICT (job_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING ${EXECUTION_COLUMNS}
@@ -31,7 +31,7 @@ export async function executionTrigger(
        WHERE $4::text IS NOT NULL
      )
      SELECT * FROM inserted`,
-    values: [input.jobId, payload, input.idempotencyKey, a?.keyName ?? null, a?.requestId ?? null, a?.source ?? null],
+    values: [input.jobId, payload, input.idempotencyKey, a?.keyName ?? null, a?.requestId ?? null, a?.source ?? null, input.traceparent ?? null],
   });
   if (rows[0]) return { execution: toCreated(rows[0]), record: toExecution(rows[0]), created: true };
   return input.idempotencyKey === null ? null : executionByIdempotencyKey(pool, { ...input, idempotencyKey: input.idempotencyKey });

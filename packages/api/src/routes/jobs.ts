@@ -4,6 +4,7 @@ import { createJob, deleteJob, NotFoundError, pauseJob, resumeJob, triggerJob } 
 import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { keysetPage } from '../pagination';
+import { inSpan } from '../tracing';
 import { emptyBodyIsEmptyObject, jsonBody } from './bodies';
 import {
   IdParams,
@@ -117,7 +118,11 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
       const key = c.req.valid('header')['Idempotency-Key'] ?? null;
-      const { record, created } = await triggerJob(c.var.commands, { jobId: id, payload: body.payload, idempotencyKey: key });
+      const { record, created } = await inSpan(deps.tracing, c, 'trigger', { 'job.id': id }, async (span) => {
+        const result = await triggerJob(c.var.commands, { jobId: id, payload: body.payload, idempotencyKey: key, traceparent: span?.traceparent ?? null });
+        span?.setAttributes({ 'execution.id': result.record.id, 'execution.created': result.created });
+        return result;
+      });
       return c.json(executionJson(record), created ? 201 : 200);
     },
   );
