@@ -13,6 +13,7 @@ import { bullDrainOnce, oursDrainOnce } from './scenarios/drain';
 import { bullPostgresDrainOnce } from './scenarios/drain-bullmq-postgres';
 import { enqueueScenario } from './scenarios/enqueue';
 import { latencyScenario } from './scenarios/latency';
+import { metricsScenario } from './scenarios/metrics';
 import { profileScenario } from './scenarios/profile';
 import { scheduleScenario } from './scenarios/schedule';
 import { tickScenario } from './scenarios/tick';
@@ -184,6 +185,12 @@ async function main() {
   if (selected.has('tick')) {
     const runs = opts.runs ?? 3;
     await guard('tick', runs, { jobs: opts['tick-jobs'], due: opts['tick-due'] }, (c) => tickScenario(c, ctx, runs));
+  }
+  if (selected.has('metrics')) {
+    const runs = opts.runs ?? 3;
+    await guard('metrics', runs, { executions: opts['metrics-executions'], live: opts['metrics-live'], scrapes: opts['metrics-scrapes'] }, (c) =>
+      metricsScenario(c, ctx, runs),
+    );
   }
   if (selected.has('profile')) {
     await guard('profile', 1, { n: opts['profile-n'], concurrency: opts.concurrency }, (c) => profileScenario(c, ctx));

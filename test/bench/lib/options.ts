@@ -1,6 +1,6 @@
 /** Command-line flags of `npm run bench`: `--name=value` (or `--flag`); every size has a default. */
 
-export const SCENARIOS = ['drain', 'enqueue', 'latency', 'peer', 'memory', 'schedule', 'tick'] as const;
+export const SCENARIOS = ['drain', 'enqueue', 'latency', 'peer', 'memory', 'schedule', 'tick', 'metrics'] as const;
 /** Diagnostics, run only when named in --only. */
 export const DIAGNOSTICS = ['profile'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number] | (typeof DIAGNOSTICS)[number];
@@ -28,6 +28,9 @@ const DEFAULTS = {
   'tick-jobs': 100_000,
   'tick-due': 10_000,
   'tick-repeats': 10, // none-due ticks per run
+  'metrics-executions': 5_000_000, // metrics: finished executions in the history
+  'metrics-live': 1_000, // metrics: live rows (queued, a tenth running)
+  'metrics-scrapes': 200, // metrics: scrapes per run
   'profile-n': 20_000,
   'profile-rate': 1_000, // latency breakdown load (triggers/s)
 };
