@@ -7,6 +7,7 @@
  * replay) were handed to EventBridge: once it returns, the container may be frozen and never thawed again.
  */
 import { createApp, type ApiDeps } from '@jobs/api';
+import { createAddressPolicy } from '@jobs/core';
 import { dashboardRoutes } from '@jobs/dashboard';
 import { Hono } from 'hono';
 import { handle } from 'hono/aws-lambda';
@@ -27,6 +28,7 @@ export function apiDeps(ctx: Context): ApiDeps {
     apiKeys: ctx.config.apiKeys,
     allowedHosts: ctx.config.allowedHosts,
     commandJobs: ctx.config.commandJobs,
+    targetPolicy: createAddressPolicy(ctx.config.httpTargetAllow),
     bodyLimitBytes: ctx.config.bodyLimitBytes,
     shortLaneMaxTimeoutMs: ctx.config.shortLaneMaxTimeoutMs,
     // Workers heartbeat every LEASE_TIMEOUT / 3: "active" allows six missed beats before a worker drops off the list.

@@ -2,7 +2,7 @@
  * @module config — the one place that reads the environment (and SST's linked resources). Every variable is
  * validated at start, all problems are reported at once, and nothing below functions/ ever reads process.env.
  */
-import { EXECUTION_STATUSES, LANES, parseDuration, type ExecutionStatus, type Lane } from '@jobs/core';
+import { EXECUTION_STATUSES, LANES, parseAllowList, parseDuration, type ExecutionStatus, type Lane } from '@jobs/core';
 import { closeSync, readFileSync } from 'node:fs';
 import { Resource } from 'sst/resource';
 
@@ -30,6 +30,12 @@ export interface Config {
   commandJobs: boolean;
   /** User commands run as when the worker is root (null: the default, `nobody`). */
   jobUser: string | null;
+  /** HTTP_TARGET_ALLOW: CIDRs and host names HTTP targets may reach although the guard denies them. */
+  httpTargetAllow: { cidrs: string[]; hosts: string[] };
+  /** HTTP_SIGNING_SECRET (or the linked HttpSigningSecret), split on commas: the first signs; empty: unsigned. */
+  httpSigningSecrets: string[];
+  /** LAMBDA_ENDPOINT: the Invoke endpoint of Lambda targets (null: the region's). */
+  lambdaEndpoint: string | null;
   /** Largest request body the API accepts. */
   bodyLimitBytes: number;
   scheduleIntervalMs: number;
@@ -164,6 +170,10 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
   if (namespace && !/^[A-Za-z0-9 ._/#:-]{1,255}$/.test(namespace)) {
     problems.push(`METRICS_NAMESPACE must be 1-255 letters, digits, spaces or . _ / # : - (got ${JSON.stringify(namespace)})`);
   }
+  const allow = parseAllowList(text('HTTP_TARGET_ALLOW', ''));
+  for (const problem of allow.problems) problems.push(`HTTP_TARGET_ALLOW: ${problem}`);
+  const lambdaEndpoint = text('LAMBDA_ENDPOINT', '');
+  if (lambdaEndpoint) url('LAMBDA_ENDPOINT', lambdaEndpoint, ['http:', 'https:']);
   const ecsAgentUri = text('ECS_AGENT_URI', '');
   if (ecsAgentUri && !/^https?:\/\//.test(ecsAgentUri)) problems.push(`ECS_AGENT_URI must be an http:// URL (got ${JSON.stringify(ecsAgentUri)})`);
 
@@ -184,6 +194,10 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
       .filter(Boolean),
     commandJobs: oneOf('COMMAND_JOBS', 'on', ['on', 'off'] as const) === 'on',
     jobUser: text('JOB_USER', '') || null,
+    httpTargetAllow: { cidrs: allow.cidrs, hosts: allow.hosts },
+    // Secrets are never echoed in a problem: only their count matters.
+    httpSigningSecrets: text('HTTP_SIGNING_SECRET', linked.httpSigningSecret ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    lambdaEndpoint: lambdaEndpoint || null,
     bodyLimitBytes: integer('BODY_LIMIT_BYTES', 256 * 1024, 1024, 6 * 1024 * 1024),
     scheduleIntervalMs,
     lookaheadMs: duration('LOOKAHEAD', `${Math.max(2 * scheduleIntervalMs, 5000)}ms`, 100),
@@ -270,6 +284,7 @@ export interface LinkedCredentials {
   databasePassword?: string;
   redisPassword?: string;
   apiKeys?: string;
+  httpSigningSecret?: string;
 }
 
 /**
@@ -292,6 +307,7 @@ export function linkedCredentials(): LinkedCredentials {
     databasePassword: field('Database', 'password'),
     redisPassword: field('Redis', 'password'),
     apiKeys: field('ApiKeys', 'value'),
+    httpSigningSecret: field('HttpSigningSecret', 'value'),
   };
 }
 

@@ -1,5 +1,5 @@
 /** @module deps — what the API needs from the outside; functions/ builds it once per process from Context + Config. */
-import type { Clock, Logger, TransitionSink } from '@jobs/core';
+import type { AddressPolicy, Clock, Logger, TransitionSink } from '@jobs/core';
 import type { Queue } from '@jobs/queue';
 import type { Store } from '@jobs/store';
 
@@ -9,6 +9,8 @@ export interface ApiDeps {
   clock: Clock;
   sink: TransitionSink;
   logger: Logger;
+  /** Which addresses HTTP targets may reach (HTTP_TARGET_ALLOW); a denied literal address is a 400 at create. */
+  targetPolicy?: AddressPolicy;
   /** Bearer keys accepted on /api/v1; empty: the API is open (local development only, loopback requests only). */
   apiKeys: string[];
   /** Host names served besides loopback ones, when keys are set (`*`: any); see host-guard.ts. */

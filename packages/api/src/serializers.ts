@@ -2,7 +2,7 @@
  * @module serializers — domain objects (camelCase, ms, Date) to the wire (snake_case, seconds, ISO strings), and the
  * create body to the core's JobSpec.
  */
-import { DEFAULT_BACKOFF, type Execution, type ExecutionSummary, type Job, type JobSpec, type WorkerInfo } from '@jobs/core';
+import { DEFAULT_BACKOFF, createAddressPolicy, maskTarget, targetWords, type AddressPolicy, type Execution, type ExecutionSummary, type Job, type JobSpec, type WorkerInfo } from '@jobs/core';
 import type { Queue } from '@jobs/queue';
 import type { ExecutionStats } from '@jobs/store';
 import { validationFailed } from './errors';
@@ -10,10 +10,13 @@ import { limitsJson, toLimits } from './schemas/limits';
 import type { ExecutionJson, ExecutionSummaryJson } from './schemas/executions';
 import type { JobCreateBody, JobJson } from './schemas/jobs';
 
+const DEFAULT_POLICY = createAddressPolicy();
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 const seconds = (ms: number) => ms / 1000;
 
-export function jobJson(job: Job): JobJson {
+export function jobJson(unmasked: Job): JobJson {
+  // Header secrets never leave the store in full: every response, page and log line goes through maskTarget.
+  const job = maskTarget(unmasked);
   return {
     id: job.id,
     name: job.name,
@@ -22,6 +25,9 @@ export function jobJson(job: Job): JobJson {
     run_at: iso(job.runAt),
     command: job.command,
     handler: job.handler,
+    http: job.http,
+    lambda: job.lambda,
+    target: targetWords(job),
     payload: job.payload ?? null,
     status: job.status,
     max_retries: job.maxRetries,
@@ -127,8 +133,11 @@ export function statsJson(stats: ExecutionStats, depth: Awaited<ReturnType<Queue
  * The validated create body as the core's JobSpec. The lane defaults by timeout; asking for the short lane with a
  * timeout above its limit is a 400 naming the limit (a Lambda could not finish such a job).
  */
-export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number): JobSpec {
+export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number, targetPolicy: AddressPolicy = DEFAULT_POLICY): JobSpec {
   const timeoutMs = body.timeout_seconds * 1000;
+  // A literal address the guard would refuse is refused now; a name is checked on what it resolves to, per attempt.
+  const refused = body.http ? targetPolicy.refuseLiteralHost(new URL(body.http.url)) : null;
+  if (refused) throw validationFailed([{ path: 'http.url', message: refused }]);
   const tooLongForShort = timeoutMs > shortLaneMaxTimeoutMs;
   if (body.lane === 'short' && tooLongForShort) {
     throw validationFailed([
@@ -146,6 +155,8 @@ export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number): J
     runAt: body.run_at ? new Date(body.run_at) : null,
     command: body.command ?? null,
     handler: body.handler ?? null,
+    http: body.http ? { url: body.http.url, method: body.http.method, headers: body.http.headers, ...(body.http.body === undefined ? {} : { body: body.http.body }) } : null,
+    lambda: body.lambda ? { function: body.lambda.function, qualifier: body.lambda.qualifier ?? null } : null,
     payload: body.payload ?? null,
     status: body.status,
     maxRetries: body.max_retries,

@@ -15,3 +15,5 @@ export * from './cancellation';
 export * from './recovery';
 export * from './commands';
 export * from './flow';
+export * from './targets';
+export * from './address-policy';

@@ -5,7 +5,7 @@
  * resumed or deleted; none of those change how its runs execute), and a deleted job's waiting executions are
  * cancelled, so they are never loaded. The TTL bounds staleness should editing ever be added.
  */
-import type { Backoff, OverlapPolicy } from '@jobs/core';
+import type { Backoff, HttpTarget, LambdaTarget, OverlapPolicy } from '@jobs/core';
 import type pg from 'pg';
 import { toBackoff } from './rows';
 
@@ -13,6 +13,8 @@ export interface JobDefinition {
   payload: unknown;
   command: string | null;
   handler: string | null;
+  http: HttpTarget | null;
+  lambda: LambdaTarget | null;
   timeoutMs: number;
   maxRetries: number;
   backoff: Backoff;
@@ -38,7 +40,7 @@ export function jobDefinitions(options: { ttlMs: number; max?: number }): JobDef
       }
       if (missing.length === 0) return found;
       const { rows } = await pool.query(
-        `SELECT id, payload, command, handler, timeout_ms, max_retries, backoff_base_ms, backoff_factor, backoff_max_ms,
+        `SELECT id, payload, command, handler, http, lambda, timeout_ms, max_retries, backoff_base_ms, backoff_factor, backoff_max_ms,
                 backoff_jitter, overlap
          FROM jobs WHERE id = ANY($1::bigint[])`,
         [missing],
@@ -49,6 +51,8 @@ export function jobDefinitions(options: { ttlMs: number; max?: number }): JobDef
           payload: r.payload,
           command: r.command,
           handler: r.handler,
+          http: r.http ?? null,
+          lambda: r.lambda ?? null,
           timeoutMs: r.timeout_ms,
           maxRetries: r.max_retries,
           backoff: toBackoff(r),

@@ -1,0 +1,141 @@
+/**
+ * @module http — the HTTP target adapter: one request per attempt, through the guarded agent, signed, bounded by the
+ * attempt's timeout, with the response's status line, the headers that matter and its body (capped) as output.
+ *
+ * Outcome rules: 2xx succeeds; 408, 429, 5xx, connection errors and timeouts fail and are retried by the job's policy
+ * (a `Retry-After` sets the earliest retry); a redirect (not followed), any other 4xx and a refused address are final.
+ */
+import { createAddressPolicy, maskHeaders, type AddressPolicy, type HttpTarget, type RunResult, type StartedExecution } from '@jobs/core';
+import { STATUS_CODES } from 'node:http';
+import { request, type Agent } from 'undici';
+import { ADDRESS_REFUSED, guardedAgent } from './http-guard';
+import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
+import { signatureHeader } from './signing';
+
+export interface HttpOptions {
+  policy: AddressPolicy;
+  /** HTTP_SIGNING_SECRET, split on commas: the first signs; empty: requests are not signed. */
+  signingSecrets: readonly string[];
+  /** Default: a guarded agent built from `policy`. */
+  agent?: Agent;
+  outputLimit?: number;
+  now?: () => number;
+}
+
+/** Response headers the output records (the rest are noise, or secrets such as Set-Cookie). */
+const RECORDED_HEADERS = ['content-type', 'content-length', 'location', 'retry-after', 'x-request-id', 'request-id', 'x-amzn-requestid'];
+
+const USER_AGENT = 'jobs-scheduler/0.1';
+
+/** The bytes sent: the target's body (a string as is, anything else as JSON), or the execution's payload as JSON. */
+export function requestBody(target: HttpTarget, payload: unknown): { body: string; contentType: string } | null {
+  if (target.method === 'GET') return null;
+  if (target.body === undefined) return { body: JSON.stringify(payload ?? null), contentType: 'application/json' };
+  if (typeof target.body === 'string') return { body: target.body, contentType: 'text/plain; charset=utf-8' };
+  return { body: JSON.stringify(target.body), contentType: 'application/json' };
+}
+
+/** Milliseconds a `Retry-After` value asks to wait (delta seconds or an HTTP date), or null when absent or unreadable. */
+export function retryAfterMs(value: string | string[] | undefined, nowMs: number): number | null {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (!text) return null;
+  if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
+}
+
+export function createHttpTarget(options: Partial<HttpOptions> = {}) {
+  const policy = options.policy ?? createAddressPolicy();
+  const agent = options.agent ?? guardedAgent(policy);
+  const secrets = options.signingSecrets ?? [];
+  const limit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
+  const now = options.now ?? Date.now;
+
+  return async function runHttp(target: HttpTarget, execution: StartedExecution, signal: AbortSignal): Promise<RunResult> {
+    const fail = (error: string, final: boolean, output = ''): RunResult => ({ ok: false, exitCode: null, output, error, final });
+    let url: URL;
+    try {
+      url = new URL(target.url);
+    } catch {
+      return fail(`not a URL: ${JSON.stringify(target.url)}`, true);
+    }
+    // An IP literal never reaches the guarded lookup: it is checked here (a changed HTTP_TARGET_ALLOW, a legacy row).
+    const refused = policy.refuseLiteralHost(url);
+    if (refused) return fail(`refused: ${refused}`, true);
+
+    const sent = requestBody(target, execution.payload);
+    const headers: Record<string, string> = { 'user-agent': USER_AGENT };
+    if (sent) headers['content-type'] = sent.contentType;
+    for (const [name, value] of Object.entries(target.headers)) headers[name.toLowerCase()] = value;
+    headers['jobs-job-id'] = execution.jobId;
+    headers['jobs-execution-id'] = execution.id;
+    headers['jobs-attempt'] = String(execution.attempt);
+    // The same for every retry of one chain (a replay starts a new chain): receivers deduplicate on it.
+    headers['idempotency-key'] = `jobs-${execution.rootId}`;
+    const signature = signatureHeader(secrets, sent?.body ?? '', now());
+    if (signature) headers['jobs-signature'] = signature;
+
+    const output = new CappedOutput(limit);
+    let status: number;
+    let responseHeaders: Record<string, string | string[] | undefined>;
+    try {
+      const response = await request(url, {
+        method: target.method,
+        headers,
+        body: sent?.body,
+        dispatcher: agent,
+        signal,
+        headersTimeout: execution.timeoutMs,
+        bodyTimeout: execution.timeoutMs,
+      });
+      status = response.statusCode;
+      responseHeaders = response.headers;
+      output.write(`HTTP ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd() + '\n');
+      const shown: Record<string, string> = {};
+      for (const name of RECORDED_HEADERS) {
+        const value = responseHeaders[name];
+        if (value !== undefined) shown[name] = Array.isArray(value) ? value.join(', ') : value;
+      }
+      for (const [name, value] of Object.entries(maskHeaders(shown))) output.write(`${name}: ${value}\n`);
+      output.write('\n');
+      await readCapped(response.body, output);
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === ADDRESS_REFUSED) return fail(`refused: ${(error as Error).message}`, true, output.toString());
+      if (signal.aborted) return fail(`aborted (${String(signal.reason)})`, false, output.toString());
+      return fail(`${target.method} ${url.origin}${url.pathname}: ${describeError(error)}`, false, output.toString());
+    }
+    const text = output.toString();
+    if (status >= 200 && status < 300) return { ok: true, exitCode: null, output: text, error: null };
+    const line = `HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}`;
+    if (status >= 300 && status < 400) {
+      const location = responseHeaders['location'];
+      return fail(`${line}: redirects are not followed${location ? ` (Location: ${String(location)})` : ''}`, true, text);
+    }
+    if (status === 408 || status === 429 || status >= 500) {
+      return { ...fail(line, false, text), retryAfterMs: retryAfterMs(responseHeaders['retry-after'], now()) };
+    }
+    return fail(`${line} (final: a 4xx other than 408 and 429 is not retried)`, true, text);
+  };
+}
+
+/** Reads the body into `output` until it is full, then stops reading (the rest is never downloaded). */
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, output: CappedOutput): Promise<void> {
+  for await (const chunk of body) {
+    output.write(chunk);
+    if (output.full) {
+      body.destroy();
+      output.markCut('[response body truncated: the rest was not read]');
+      return;
+    }
+  }
+}
+
+function describeError(error: unknown): string {
+  const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e.code ?? e.cause?.code;
+  if (code === 'ECONNREFUSED') return `connection refused (${e.message})`;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return `timed out (${e.message})`;
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'connect timed out';
+  return `${code ? `${code}: ` : ''}${e.message ?? String(error)}`;
+}
