@@ -26,6 +26,7 @@ export function apiDeps(ctx: Context): ApiDeps {
     sink: ctx.sink,
     logger: ctx.logger,
     apiKeys: ctx.config.apiKeys,
+    metricsToken: ctx.config.metricsToken ?? undefined,
     allowedHosts: ctx.config.allowedHosts,
     commandJobs: ctx.config.commandJobs,
     targetPolicy: createAddressPolicy(ctx.config.httpTargetAllow),

@@ -1,6 +1,7 @@
 /**
  * @module scheduler-loop — the local/container scheduler: runTick every SCHEDULE_INTERVAL, with the reaper, and
- * the reconciler every RECONCILE_INTERVAL. Several of these may run at once; every pass is safe to repeat.
+ * the reconciler every RECONCILE_INTERVAL, and the fold of closed minutes into the monotonic totals the Prometheus
+ * counters read (packages/store/src/metrics.ts). Several of these may run at once; every pass is safe to repeat.
  */
 import { LANES, reapOnce, reconcileOnce, runTick } from '@jobs/core';
 import type { Context } from './context';
@@ -41,6 +42,11 @@ export function startSchedulerLoop(ctx: Context): SchedulerLoop {
       } catch (error) {
         logger.warn({ event: 'scheduler.reconcile_failed', err: String(error) });
       }
+    }
+    try {
+      await ctx.store.totalsFold();
+    } catch (error) {
+      logger.warn({ event: 'scheduler.fold_failed', err: String(error) });
     }
     try {
       await ctx.store.workersPrune(Math.max(10 * config.leaseMs, 10 * 60_000));

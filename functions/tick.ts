@@ -77,6 +77,8 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
   if (budgetMs(context, WAKE_RESERVE_MS) > 0) {
     summary.reconciled = await pass('reconcile', () => reconcileOnce(ctx, { deadline: Date.now() + budgetMs(context, WAKE_RESERVE_MS) }));
   } else skip('reconcile');
+  // The Prometheus counters' totals (packages/store/src/metrics.ts): a no-op most minutes, never long.
+  await pass('fold', () => ctx.store.totalsFold());
   // Cosmetic (the workers list filters by heartbeat age); Lambda workers leave a row behind only when killed.
   await ctx.store.workersPrune(Math.max(10 * config.leaseMs, 10 * 60_000)).catch(() => undefined);
 
