@@ -97,11 +97,12 @@ describe.each(scenarios)('$title', (scenario) => {
     expect(graph.one('sst.aws.Redis', 'Redis').args.vpc).toBe(vpc);
   });
 
-  it('links each Lambda to the stores whose passwords it needs, only the API to the secret, and nothing to the bus', () => {
+  it('links each Lambda to the stores whose passwords it needs, only the API to the keys, only the worker to the signing secret, and nothing to the bus', () => {
     const db = instance('sst.aws.Postgres', 'Database');
     const redis = instance('sst.aws.Redis', 'Redis');
     const secret = instance('sst.Secret', 'ApiKeys');
-    const expected: Record<string, object[]> = { ApiHandler: [db, redis, secret], Worker: [db, redis], Tick: [db, redis], Migrate: [db] };
+    const signing = instance('sst.Secret', 'HttpSigningSecret');
+    const expected: Record<string, object[]> = { ApiHandler: [db, redis, secret], Worker: [db, redis, signing], Tick: [db, redis], Migrate: [db] };
     for (const name of ALL_FUNCTIONS) {
       const link = fn(name).args.link as object[];
       expect(link.length, name).toBe(expected[name]!.length);
@@ -272,7 +273,8 @@ describe.each(scenarios)('$title', (scenario) => {
       }
       // The container's URLs, with their passwords, are SecureString parameters that ECS injects.
       const parameters = ssmParameters(graph, service());
-      expect(Object.keys(parameters).sort()).toEqual(['DATABASE_URL', 'REDIS_URL']);
+      expect(Object.keys(parameters).sort()).toEqual(['DATABASE_URL', 'HTTP_SIGNING_SECRET', 'REDIS_URL']);
+      expect(resolve(parameters.HTTP_SIGNING_SECRET!.args.value)).toBe('value-of-secret-HttpSigningSecret');
       for (const parameter of Object.values(parameters)) expect(parameter.args.type).toBe('SecureString');
       expect(decodeURIComponent(new URL(String(resolve(parameters.DATABASE_URL!.args.value))).password)).toBe(FAKE.postgres.password);
       expect(decodeURIComponent(new URL(String(resolve(parameters.REDIS_URL!.args.value))).password)).toBe(FAKE.redis.password);
