@@ -19,6 +19,13 @@ export interface Config {
    * session-scoped is left behind a connection pooler such as RDS Proxy.
    */
   databaseStatements: 'named' | 'unnamed';
+  /**
+   * Where the queue lives: `redis` (REDIS_URL) or `postgres` (tables in DATABASE_URL's database). Default: redis when
+   * REDIS_URL is set, else postgres.
+   */
+  queueBackend: 'redis' | 'postgres';
+  /** Neither DATABASE_URL nor REDIS_URL is set: `npm start` runs an embedded PostgreSQL (functions/embedded-postgres.ts). */
+  nothingConfigured: boolean;
   redisUrl: string;
   redisCluster: boolean;
   queuePrefix: string;
@@ -191,6 +198,8 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
     databasePoolMax: integer('DATABASE_POOL_MAX', 10, 1, 1000),
     databaseQueryTimeoutMs: duration('DATABASE_QUERY_TIMEOUT', '60s', 100),
     databaseStatements: oneOf('DATABASE_PREPARED_STATEMENTS', 'named', ['named', 'unnamed'] as const),
+    queueBackend: oneOf('QUEUE_BACKEND', text('REDIS_URL', '') ? 'redis' : 'postgres', ['redis', 'postgres'] as const),
+    nothingConfigured: !text('DATABASE_URL', '') && !text('REDIS_URL', ''),
     redisUrl: withPassword(url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']), linked.redisPassword),
     redisCluster: cluster === 'true',
     queuePrefix,

@@ -109,8 +109,8 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
 async function wakeWorkers(ctx: LambdaResources): Promise<NonNullable<TickSummary['wake']>> {
   const depth = (await ctx.queue.depth()).short;
   // Only what comes due before the next tick: a woken Lambda waits for it (functions/worker.ts), and what is due
-  // later is the next tick's to wake for. The delayed set is scored by due time in ms (packages/queue/src/lua/push-7.lua).
-  const dueSoon = await ctx.queue.redis.zcount(ctx.queue.keys.lane('short').delayed, '-inf', Date.now() + wakeHorizonMs(ctx.config));
+  // later is the next tick's to wake for.
+  const dueSoon = await ctx.queue.dueCount({ lane: 'short', before: new Date(Date.now() + wakeHorizonMs(ctx.config)) });
   const wake = { ready: depth.ready, delayed: depth.delayed, dueSoon, workers: 0, published: false, delivered: null };
   if (depth.ready === 0 && dueSoon === 0) return wake;
   if (!ctx.events) {

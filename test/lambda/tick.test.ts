@@ -40,7 +40,7 @@ describe('tick Lambda', () => {
     expect(result.errors).toEqual([]);
     const { rows } = await env.pool.query(`SELECT id, status, trigger FROM executions WHERE job_id = $1`, [job.id]);
     expect(rows).toEqual([{ id: expect.any(String), status: 'queued', trigger: 'cron' }]);
-    expect(await env.redis.zscore(env.queue.keys.lane('short').ready, rows[0].id)).not.toBeNull();
+    expect(await env.redis.zscore(env.redisQueue!.keys.lane('short').ready, rows[0].id)).not.toBeNull();
     const after = await env.store.jobGet(job.id);
     expect(after!.nextRunAt!.getTime()).toBeGreaterThan(Date.now() + 120_000);
 
@@ -109,11 +109,11 @@ describe('tick Lambda', () => {
     const job = await yearlyJobDueAt(-2000);
     await invoke();
     const { rows } = await env.pool.query(`SELECT id FROM executions WHERE job_id = $1`, [job.id]);
-    await env.redis.del(env.queue.keys.lane('short').ready);
+    await env.redis.del(env.redisQueue!.keys.lane('short').ready);
     const result = await invoke();
     expect(result.reconciled).toEqual({ scanned: 1, pushed: 1 });
     expect(result.reaped).toEqual({ expired: 0, requeued: 0, undeliverable: 0 });
-    expect(await env.redis.zscore(env.queue.keys.lane('short').ready, rows[0].id)).not.toBeNull();
+    expect(await env.redis.zscore(env.redisQueue!.keys.lane('short').ready, rows[0].id)).not.toBeNull();
   });
 
   it('reports a Redis outage as a partial failure: rows stay queued in PostgreSQL, nothing throws', async () => {

@@ -164,3 +164,34 @@ describe('secrets through a run', () => {
     }
   });
 });
+
+describe('editing targets', () => {
+  it('keeps a stored secret when PATCH sends its masked value back, replaces it when given, and masks versions', async () => {
+    const job = await h.createJob({ command: undefined, http: { url: 'https://example.com/a', headers: { Authorization: 'Bearer old-secret-1', 'X-Tenant': 'acme' } } });
+    const shown = job.http;
+    // What a prefilled form sends: the masked value as shown, with another field changed.
+    const patched = await h.call('PATCH', `/api/v1/jobs/${job.id}`, { body: { http: { ...shown, url: 'https://example.com/b' } } });
+    expect(patched.status).toBe(200);
+    expect(patched.body.http.headers).toEqual({ Authorization: MASKED, 'X-Tenant': 'acme' });
+    const stored = async () => (await h.env.pool.query('SELECT http FROM jobs WHERE id = $1', [job.id])).rows[0].http;
+    expect((await stored()).headers.Authorization).toBe('Bearer old-secret-1');
+    expect((await stored()).url).toBe('https://example.com/b');
+    await h.call('PATCH', `/api/v1/jobs/${job.id}`, { body: { http: { ...shown, headers: { Authorization: 'Bearer new-secret-2' } } } });
+    expect((await stored()).headers).toEqual({ Authorization: 'Bearer new-secret-2' });
+    const versions = await h.call('GET', `/api/v1/jobs/${job.id}/versions`);
+    expect(versions.status).toBe(200);
+    expect(JSON.stringify(versions.body)).not.toMatch(/old-secret-1|new-secret-2/);
+    noSecret(JSON.stringify(h.rec.logs), 'the log');
+    expect(JSON.stringify(h.rec.logs)).not.toMatch(/old-secret-1|new-secret-2/);
+  });
+
+  it('switches a job to another target with the old one cleared (JSON Merge Patch), and refuses a denied literal', async () => {
+    const job = await h.createJob({ command: 'echo hi' });
+    expect((await h.call('PATCH', `/api/v1/jobs/${job.id}`, { body: { lambda: { function: 'f' } } })).status).toBe(400);
+    const switched = await h.call('PATCH', `/api/v1/jobs/${job.id}`, { body: { command: null, lambda: { function: 'f', qualifier: '2' } } });
+    expect(switched.body).toMatchObject({ command: null, target: 'invoke f:2' });
+    const denied = await h.call('PATCH', `/api/v1/jobs/${job.id}`, { body: { lambda: null, http: { url: 'http://169.254.169.254/latest' } } });
+    expect(denied.status).toBe(400);
+    expect(denied.body.error.details[0]).toMatchObject({ path: 'http.url', message: expect.stringMatching(/link-local/) });
+  });
+});

@@ -22,7 +22,7 @@ export function started(http: Partial<HttpTarget> & { url: string }, fields: Par
     id: '42', token: 't', jobId: '7', attempt: 2, rootId: '40', trigger: 'retry', lane: 'short', priority: 0,
     scheduledFor: new Date(), payload: { report: 'nightly', n: 1 }, command: null, handler: null,
     http: { method: 'POST', headers: {}, ...http }, lambda: null, timeoutMs: 5000, maxRetries: 3,
-    backoff: { baseMs: 0, factor: 2, maxMs: 1000, jitter: 'none' }, overlap: 'allow', flowKey: null, ...fields,
+    backoff: { baseMs: 0, factor: 2, maxMs: 1000, jitter: 'none' }, overlap: 'allow', flowKey: null, jobVersion: 1, ...fields,
   };
 }
 

@@ -32,7 +32,7 @@ function started(fn: string, qualifier: string | null, payload: unknown = { peri
   return {
     id: '9', token: 't', jobId: '3', attempt: 1, rootId: '9', trigger: 'manual', lane: 'short', priority: 0, scheduledFor: new Date(),
     payload, command: null, handler: null, http: null, lambda: { function: fn, qualifier }, timeoutMs: 5000, maxRetries: 0,
-    backoff: { baseMs: 0, factor: 2, maxMs: 0, jitter: 'none' }, overlap: 'allow', flowKey: null,
+    backoff: { baseMs: 0, factor: 2, maxMs: 0, jitter: 'none' }, overlap: 'allow', flowKey: null, jobVersion: 1,
   };
 }
 

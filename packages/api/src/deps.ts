@@ -1,11 +1,10 @@
 /** @module deps — what the API needs from the outside; functions/ builds it once per process from Context + Config. */
-import type { AddressPolicy, Clock, Logger, TransitionSink } from '@jobs/core';
-import type { Queue } from '@jobs/queue';
+import type { AddressPolicy, Clock, Logger, QueueAdapter, TransitionSink } from '@jobs/core';
 import type { Store } from '@jobs/store';
 
 export interface ApiDeps {
   store: Store;
-  queue: Queue;
+  queue: QueueAdapter;
   clock: Clock;
   sink: TransitionSink;
   logger: Logger;
@@ -29,7 +28,11 @@ export interface ApiDeps {
   healthTimeoutMs?: number;
 }
 
-/** Hono environment of every route: the request id set by the request-log middleware. */
+/**
+ * Hono environment of every route: the request id set by the request-log middleware, and the actor (who makes the
+ * request, recorded in job versions) set by the auth middleware: "api" for every key today; a key's name once keys
+ * have names.
+ */
 export interface ApiEnv {
-  Variables: { requestId: string };
+  Variables: { requestId: string; actor: string };
 }

@@ -14,6 +14,7 @@ export * from './worker';
 export * from './cancellation';
 export * from './recovery';
 export * from './commands';
+export * from './edit';
 export * from './flow';
 export * from './targets';
 export * from './address-policy';

@@ -26,6 +26,7 @@ export function toOutcome(
     durationMs: context.durationMs,
     retryDelayMs: retry ? delayBeforeRetry(execution.backoff, execution.attempt, result.retryAfterMs ?? null, context.random) : null,
     workerId: context.workerId,
+    jobVersion: execution.jobVersion,
   };
 }
 

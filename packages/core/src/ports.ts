@@ -3,7 +3,8 @@
  * Adapters (packages/store, packages/queue, packages/runner) implement them; entry points in functions/ wire them.
  */
 import type { Cancellation } from './cancellation';
-import type { ClaimState, FlowQueue, FlowStore } from './flow';
+import type { CommandQueue } from './commands';
+import type { ClaimState, FlowJobState, FlowQueue, FlowStore } from './flow';
 import type { HttpTarget, LambdaTarget } from './targets';
 import type {
   Backoff,
@@ -109,6 +110,8 @@ export interface StartedExecution {
   overlap: OverlapPolicy;
   /** The concurrency key value it was queued under (null: its job had no limits then). */
   flowKey: string | null;
+  /** The version of the job's definition above (recorded on the execution when it starts). */
+  jobVersion: number;
 }
 
 /** The recorded result of one attempt, fenced by its lease token. */
@@ -130,6 +133,8 @@ export interface Outcome {
   workerId: string | null;
   /** How long ago, at write time, the attempt started: dates a start written together with its outcome. */
   startedAgoMs?: number;
+  /** The job version it ran (written when its start was not written separately). */
+  jobVersion?: number;
 }
 
 /** A start record: attempt `id` has been running for `elapsedMs` under `token`. */
@@ -137,6 +142,8 @@ export interface StartRecord {
   id: string;
   token: string;
   elapsedMs: number;
+  /** The job version it runs (see StartedExecution). */
+  jobVersion?: number;
 }
 
 export interface RecordResult extends FinishResult {
@@ -263,4 +270,30 @@ export interface RecoveryQueue extends FlowQueue {
   ensure(items: readonly QueueItem[]): Promise<number>;
   settle(input: { lane: Lane; acks: Claim[]; dead: string[]; push: QueueItem[] }): Promise<void>;
   push(items: readonly QueueItem[]): Promise<void>;
+}
+
+// ---------------------------------------------------------------- the whole queue
+
+export type QueueDepth = Record<Lane, { ready: number; delayed: number; running: number; dead: number }>;
+
+/**
+ * Everything entry points, the API and the dashboard use of a queue adapter: the Redis one (packages/queue) or the
+ * PostgreSQL one (packages/queue-postgres), chosen in functions/ by QUEUE_BACKEND.
+ */
+export interface QueueAdapter extends WorkerQueue, RecoveryQueue, CommandQueue {
+  /** Per lane: ready (attempts of limited jobs not yet checked included), delayed, leased and dead-lettered ids. */
+  depth(): Promise<QueueDepth>;
+  /** Ids on the dead-letter list of a lane, newest first. */
+  deadIds(lane: Lane, limit?: number): Promise<string[]>;
+  /** Delayed ids of a lane that come due by `before`. */
+  dueCount(input: { lane: Lane; before: Date }): Promise<number>;
+  /** Why attempts of these jobs wait (none given: jobs that have attempts waiting, at most 200). */
+  flowInspect(jobIds?: readonly string[]): Promise<FlowJobState[]>;
+  /** Attempts parked because their job's limits were unknown to the queue (a restore lets them go). */
+  flowUnknownCount(): Promise<number>;
+  /** Calls `onCancel` with execution ids whose cancellation was requested; returns a function that stops it. */
+  subscribeCancels(onCancel: (ids: string[]) => void): Promise<() => Promise<void>>;
+  /** Closes the connections the queue opened itself (the client or pool it was given belongs to the caller). */
+  close(): Promise<void>;
+  ping(): Promise<boolean>;
 }

@@ -55,7 +55,7 @@ export function targetWords(target: JobTarget): string {
 }
 
 /** What a masked header value reads as (an edit form that sends it back unchanged means "keep the stored value"). */
-export const MASKED = '••••••••';
+export const MASKED = '********';
 
 /**
  * Header names whose values are credentials: authorization, cookies, anything ending in `-key` or `key`, anything with
