@@ -11,6 +11,7 @@ import { Collector, toJson, toTable, type ScenarioResult } from './lib/result';
 import { median } from './lib/stats';
 import { bullDrainOnce, oursDrainOnce } from './scenarios/drain';
 import { enqueueScenario } from './scenarios/enqueue';
+import { httpScenario } from './scenarios/http';
 import { latencyScenario } from './scenarios/latency';
 import { profileScenario } from './scenarios/profile';
 import { scheduleScenario } from './scenarios/schedule';
@@ -174,6 +175,12 @@ async function main() {
   if (selected.has('tick')) {
     const runs = opts.runs ?? 3;
     await guard('tick', runs, { jobs: opts['tick-jobs'], due: opts['tick-due'] }, (c) => tickScenario(c, ctx, runs));
+  }
+  if (selected.has('http')) {
+    const runs = opts.runs ?? 1;
+    await guard('http', runs, { n: opts.n, concurrency: opts.concurrency, worker: 'functions/worker-process.ts (1 process)', receiver: 'test/bench/http-receiver.ts (1 process)' }, (c) =>
+      httpScenario(c, { n: opts.n, concurrency: opts.concurrency, runs, profile: opts['http-profile'] === 1, progress }),
+    );
   }
   if (selected.has('profile')) {
     await guard('profile', 1, { n: opts['profile-n'], concurrency: opts.concurrency }, (c) => profileScenario(c, ctx));

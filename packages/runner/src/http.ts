@@ -5,10 +5,11 @@
  * Outcome rules: 2xx succeeds; 408, 429, 5xx, connection errors and timeouts fail and are retried by the job's policy
  * (a `Retry-After` sets the earliest retry); a redirect (not followed), any other 4xx and a refused address are final.
  */
-import { createAddressPolicy, maskHeaders, type AddressPolicy, type HttpTarget, type RunResult, type StartedExecution } from '@jobs/core';
+import { createAddressPolicy, maskHeaders, type AddressPolicy, type Cancellation, type HttpTarget, type RunResult, type StartedExecution } from '@jobs/core';
 import { STATUS_CODES } from 'node:http';
-import { request, type Agent } from 'undici';
+import type { Agent } from 'undici';
 import { ADDRESS_REFUSED, guardedAgent } from './http-guard';
+import { Aborted, send, type Sent } from './http-send';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 import { signatureHeader } from './signing';
 
@@ -51,7 +52,7 @@ export function createHttpTarget(options: Partial<HttpOptions> = {}) {
   const limit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
   const now = options.now ?? Date.now;
 
-  return async function runHttp(target: HttpTarget, execution: StartedExecution, signal: AbortSignal): Promise<RunResult> {
+  return async function runHttp(target: HttpTarget, execution: StartedExecution, cancel: Cancellation): Promise<RunResult> {
     const fail = (error: string, final: boolean, output = ''): RunResult => ({ ok: false, exitCode: null, output, error, final });
     let url: URL;
     try {
@@ -63,49 +64,42 @@ export function createHttpTarget(options: Partial<HttpOptions> = {}) {
     const refused = policy.refuseLiteralHost(url);
     if (refused) return fail(`refused: ${refused}`, true);
 
-    const sent = requestBody(target, execution.payload);
+    const request = requestBody(target, execution.payload);
     const headers: Record<string, string> = { 'user-agent': USER_AGENT };
-    if (sent) headers['content-type'] = sent.contentType;
+    if (request) headers['content-type'] = request.contentType;
     for (const [name, value] of Object.entries(target.headers)) headers[name.toLowerCase()] = value;
     headers['jobs-job-id'] = execution.jobId;
     headers['jobs-execution-id'] = execution.id;
     headers['jobs-attempt'] = String(execution.attempt);
     // The same for every retry of one chain (a replay starts a new chain): receivers deduplicate on it.
     headers['idempotency-key'] = `jobs-${execution.rootId}`;
-    const signature = signatureHeader(secrets, sent?.body ?? '', now());
+    const signature = signatureHeader(secrets, request?.body ?? '', now());
     if (signature) headers['jobs-signature'] = signature;
 
-    const output = new CappedOutput(limit);
-    let status: number;
-    let responseHeaders: Record<string, string | string[] | undefined>;
+    const body = new CappedOutput(limit);
+    let sent: Sent;
     try {
-      const response = await request(url, {
+      sent = await send(agent, body, {
+        url,
         method: target.method,
         headers,
-        body: sent?.body,
-        dispatcher: agent,
-        signal,
-        headersTimeout: execution.timeoutMs,
-        bodyTimeout: execution.timeoutMs,
+        body: request?.body,
+        timeoutMs: execution.timeoutMs,
+        keep: RECORDED_HEADERS,
+        onAbort: (listener) => (cancel.onAbort ? cancel.onAbort(listener) : cancel.signal.addEventListener('abort', listener, { once: true })),
       });
-      status = response.statusCode;
-      responseHeaders = response.headers;
-      output.write(`HTTP ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd() + '\n');
-      const shown: Record<string, string> = {};
-      for (const name of RECORDED_HEADERS) {
-        const value = responseHeaders[name];
-        if (value !== undefined) shown[name] = Array.isArray(value) ? value.join(', ') : value;
-      }
-      for (const [name, value] of Object.entries(maskHeaders(shown))) output.write(`${name}: ${value}\n`);
-      output.write('\n');
-      await readCapped(response.body, output);
     } catch (error) {
       const code = (error as { code?: string }).code;
-      if (code === ADDRESS_REFUSED) return fail(`refused: ${(error as Error).message}`, true, output.toString());
-      if (signal.aborted) return fail(`aborted (${String(signal.reason)})`, false, output.toString());
-      return fail(`${target.method} ${url.origin}${url.pathname}: ${describeError(error)}`, false, output.toString());
+      if (code === ADDRESS_REFUSED) return fail(`refused: ${(error as Error).message}`, true);
+      if (error instanceof Aborted) return fail(`aborted (${String(cancel.signal.reason)})`, false, body.toString());
+      return fail(`${target.method} ${url.origin}${url.pathname}: ${describeError(error)}`, false, body.toString());
     }
-    const text = output.toString();
+    const status = sent.status;
+    const responseHeaders = sent.headers;
+    if (sent.cut) body.markCut('[response body truncated: the rest was not read]');
+    let head = `HTTP ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd() + '\n';
+    for (const [name, value] of Object.entries(maskHeaders(responseHeaders))) head += `${name}: ${value}\n`;
+    const text = `${head}\n${body.toString()}`;
     if (status >= 200 && status < 300) return { ok: true, exitCode: null, output: text, error: null };
     const line = `HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}`;
     if (status >= 300 && status < 400) {
@@ -117,18 +111,6 @@ export function createHttpTarget(options: Partial<HttpOptions> = {}) {
     }
     return fail(`${line} (final: a 4xx other than 408 and 429 is not retried)`, true, text);
   };
-}
-
-/** Reads the body into `output` until it is full, then stops reading (the rest is never downloaded). */
-async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, output: CappedOutput): Promise<void> {
-  for await (const chunk of body) {
-    output.write(chunk);
-    if (output.full) {
-      body.destroy();
-      output.markCut('[response body truncated: the rest was not read]');
-      return;
-    }
-  }
 }
 
 function describeError(error: unknown): string {

@@ -48,7 +48,7 @@ export function createRunner(options: RunnerOptions = {}): Runner & { handlers: 
   return {
     handlers,
     async run(execution: StartedExecution, cancel: Cancellation): Promise<RunResult> {
-      if (execution.http) return runHttp(execution.http, execution, cancel.signal);
+      if (execution.http) return runHttp(execution.http, execution, cancel);
       if (execution.lambda) return runLambda(execution.lambda, execution, cancel.signal);
       if (execution.handler) {
         const handler = handlers.get(execution.handler);
