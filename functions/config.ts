@@ -66,6 +66,10 @@ export interface Config {
   metricsToken: string | null;
   /** `npm run worker`: port of its own /metrics (per-process series); null: none served. */
   metricsPort: number | null;
+  /** OTLP/HTTP traces URL (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces); null: tracing off. */
+  otelTracesUrl: string | null;
+  /** service.name of this process's spans (OTEL_SERVICE_NAME). */
+  otelServiceName: string;
   /** The ECS agent endpoint ECS injects into containers (task scale-in protection); null elsewhere. */
   ecsAgentUri: string | null;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -189,6 +193,12 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
   if (metricsToken && !/^[\x21-\x7e]{16,1000}$/.test(metricsToken)) {
     problems.push('METRICS_TOKEN must be 16-1000 printable ASCII characters without whitespace (a bearer token)');
   }
+  const otelBase = text('OTEL_EXPORTER_OTLP_ENDPOINT', '');
+  const otelTraces = text('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', '');
+  const otelTracesUrl = otelTraces || (otelBase ? `${otelBase.replace(/\/+$/, '')}/v1/traces` : '');
+  if (otelTracesUrl && !/^https?:\/\/[^\s]+$/.test(otelTracesUrl)) {
+    problems.push(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (got ${JSON.stringify(clip(otelTraces || otelBase))})`);
+  }
   const ecsAgentUri = text('ECS_AGENT_URI', '');
   if (ecsAgentUri && !/^https?:\/\//.test(ecsAgentUri)) problems.push(`ECS_AGENT_URI must be an http:// URL (got ${JSON.stringify(ecsAgentUri)})`);
 
@@ -231,6 +241,8 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
     handlersModule: text('HANDLERS_MODULE', '') || null,
     metricsNamespace: namespace || null,
     metricsToken: metricsToken || null,
+    otelTracesUrl: otelTracesUrl || null,
+    otelServiceName: text('OTEL_SERVICE_NAME', '') || 'jobs-scheduler',
     metricsPort: text('METRICS_PORT', '') === '' ? null : integer('METRICS_PORT', 0, 0, 65535),
     ecsAgentUri: ecsAgentUri || null,
     logLevel: oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),

@@ -13,6 +13,7 @@ import { loadConfig, type Config } from './config';
 import { createEventPublisher } from './events';
 import { createLogger, fanOut, logSink, type AppLogger } from './logger';
 import { checkServices, createPool, createRedis } from './resources';
+import { createTracing, type TracingProvider } from './tracing';
 
 export interface Context {
   config: Config;
@@ -24,6 +25,8 @@ export interface Context {
   queue: QueueAdapter;
   sink: TransitionSink;
   clock: Clock;
+  /** Spans over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; null (and the SDK never loaded) otherwise. */
+  tracing: TracingProvider | null;
   close(): Promise<void>;
 }
 
@@ -72,8 +75,10 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
   const redis = config.queueBackend === 'redis' ? createRedis(config, logger) : null;
   const hostMs = config.clockOffsetMs ? () => Date.now() + config.clockOffsetMs : Date.now;
   const synced = options.clock ? null : databaseClock(pool, hostMs, logger);
+  const tracing = config.otelTracesUrl ? await createTracing({ url: config.otelTracesUrl, serviceName: config.otelServiceName }) : null;
   const close = async () => {
     synced?.stop();
+    await tracing?.shutdown().catch(() => undefined);
     await publisher?.close();
     await queue.close();
     redis?.disconnect();
@@ -105,6 +110,7 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
     queue,
     sink: publisher ? fanOut(logSink(logger), publisher) : logSink(logger),
     clock: options.clock ?? synced!,
+    tracing,
     close,
   };
 }

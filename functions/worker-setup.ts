@@ -43,7 +43,7 @@ export async function startWorker(
 ): Promise<StartedWorker> {
   const handlers = { ...BUILTIN_HANDLERS, ...(await loadHandlers(ctx.config.handlersModule)), ...options.handlers };
   const commands = commandSetup(ctx.config, ctx.logger);
-  let runner: Runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, ...targetOptions(ctx.config) });
+  let runner: Runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, ...targetOptions(ctx.config) });
   // On ECS: a scale-in or deploy must not stop this task while it runs attempts longer than its stop grace.
   if (ctx.config.ecsAgentUri) {
     runner = protectLongAttempts(runner, createTaskProtection({ agentUri: ctx.config.ecsAgentUri, logger: ctx.logger }), { graceMs: ctx.config.shutdownGraceMs });

@@ -145,7 +145,7 @@ function prepare(ctx: LambdaResources): Promise<Prepared> {
       } catch (error) {
         ctx.logger.warn({ event: 'lambda.worker_cancel_subscribe_failed', err: String(error) });
       }
-      const runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, ...targetOptions(ctx.config) });
+      const runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, ...targetOptions(ctx.config) });
       return { handlers, commands, runner };
     })();
     ready.catch(() => prepared.delete(ctx));

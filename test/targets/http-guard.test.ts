@@ -190,3 +190,30 @@ describe('the README receiver example', () => {
     expect(verify(undefined, req!.body, ['new'])).toBe(false);
   });
 });
+
+describe('HTTP target under tracing', () => {
+  it('sends the request span\'s traceparent and ends the span with the status (method and host only)', async () => {
+    const spans: { name: string; parent: string | null | undefined; attributes: Record<string, unknown>; ended: (string | null | undefined)[] }[] = [];
+    const tracing = {
+      start(name: string, options: { parent?: string | null; attributes?: Record<string, unknown> } = {}) {
+        const span = { name, parent: options.parent, attributes: { ...options.attributes }, ended: [] as (string | null | undefined)[] };
+        spans.push(span);
+        return {
+          traceparent: `00-${'a'.repeat(32)}-${String(spans.length).padStart(16, '0')}-01`,
+          setAttributes: (a: Record<string, unknown>) => void Object.assign(span.attributes, a),
+          updateName: () => undefined,
+          end: (error?: string | null) => void span.ended.push(error),
+        };
+      },
+    };
+    const parent = `00-${'b'.repeat(32)}-${'c'.repeat(16)}-01`;
+    const result = await createRunner({ http: { policy: loopbackAllowed }, tracing }).run({ ...started({ url: receiver.url('/hook?token=secret') }), traceparent: parent }, new LazyAbort());
+    expect(result.ok).toBe(true);
+    const client = spans.find((s) => s.name.startsWith('POST '))!;
+    expect(client.name).toBe(`POST 127.0.0.1:${receiver.port}`);
+    expect(client.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.response.status_code': 200 });
+    expect(JSON.stringify(client)).not.toContain('token=secret');
+    expect(client.ended).toEqual([null]);
+    expect(receiver.requests[0]!.headers.traceparent).toMatch(/^00-a{32}-\d{16}-01$/);
+  });
+});

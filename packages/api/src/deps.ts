@@ -1,5 +1,5 @@
 /** @module deps — what the API needs from the outside; functions/ builds it once per process from Context + Config. */
-import type { AddressPolicy, Clock, Logger, QueueAdapter, TransitionSink } from '@jobs/core';
+import type { AddressPolicy, Clock, Logger, QueueAdapter, TraceSpan, Tracing, TransitionSink } from '@jobs/core';
 import type { Store } from '@jobs/store';
 
 export interface ApiDeps {
@@ -12,6 +12,8 @@ export interface ApiDeps {
   targetPolicy?: AddressPolicy;
   /** Bearer keys accepted on /api/v1; empty: the API is open (local development only, loopback requests only). */
   apiKeys: string[];
+  /** Spans per request and trigger (OpenTelemetry, in functions/); absent: tracing is off and costs nothing. */
+  tracing?: Tracing | null;
   /** A bearer token GET /metrics accepts besides the API keys (METRICS_TOKEN), for scrapers. */
   metricsToken?: string;
   /** Host names served besides loopback ones, when keys are set (`*`: any); see host-guard.ts. */
@@ -34,5 +36,5 @@ export interface ApiDeps {
  * have names.
  */
 export interface ApiEnv {
-  Variables: { requestId: string; actor: string };
+  Variables: { requestId: string; actor: string; span?: TraceSpan };
 }

@@ -18,3 +18,4 @@ export * from './edit';
 export * from './flow';
 export * from './targets';
 export * from './address-policy';
+export * from './trace-context';

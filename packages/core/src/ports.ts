@@ -112,6 +112,11 @@ export interface StartedExecution {
   flowKey: string | null;
   /** The version of the job's definition above (recorded on the execution when it starts). */
   jobVersion: number;
+  /**
+   * W3C trace context of what started it (the triggering request's span; a retry keeps its chain's), or, while it
+   * runs under tracing, its attempt span's; null or absent: none (cron runs start their own trace).
+   */
+  traceparent?: string | null;
 }
 
 /** The recorded result of one attempt, fenced by its lease token. */
@@ -296,4 +301,27 @@ export interface QueueAdapter extends WorkerQueue, RecoveryQueue, CommandQueue {
   /** Closes the connections the queue opened itself (the client or pool it was given belongs to the caller). */
   close(): Promise<void>;
   ping(): Promise<boolean>;
+}
+
+// ---------------------------------------------------------------- tracing
+
+/** What a span may carry: ids, counts, lanes and outcomes; never payloads, output or secrets. */
+export type SpanAttributes = Record<string, string | number | boolean>;
+
+/** One span in progress (OpenTelemetry's, in functions/tracing.ts). */
+export interface TraceSpan {
+  /** W3C `traceparent` of this span: what a child started elsewhere (a row, a command, a request) gives as parent. */
+  readonly traceparent: string;
+  setAttributes(attributes: SpanAttributes): void;
+  updateName(name: string): void;
+  /** Ends the span; with `error`, its status is an error with that message. */
+  end(error?: string | null): void;
+}
+
+/**
+ * Starts spans. Absent (undefined or null) wherever tracing is off: callers then do nothing at all.
+ * @example const span = tracing.start('attempt', { parent: execution.traceparent, attributes: { 'job.id': '7' } })
+ */
+export interface Tracing {
+  start(name: string, options?: { parent?: string | null; kind?: 'server' | 'client' | 'internal'; attributes?: SpanAttributes }): TraceSpan;
 }

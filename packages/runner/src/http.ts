@@ -5,13 +5,14 @@
  * Outcome rules: 2xx succeeds; 408, 429, 5xx, connection errors and timeouts fail and are retried by the job's policy
  * (a `Retry-After` sets the earliest retry); a redirect (not followed), any other 4xx and a refused address are final.
  */
-import { createAddressPolicy, maskHeaders, type AddressPolicy, type Cancellation, type HttpTarget, type RunResult, type StartedExecution } from '@jobs/core';
+import { createAddressPolicy, maskHeaders, type AddressPolicy, type Cancellation, type HttpTarget, type RunResult, type StartedExecution, type Tracing } from '@jobs/core';
 import { STATUS_CODES } from 'node:http';
 import type { Agent } from 'undici';
 import { ADDRESS_REFUSED, guardedAgent } from './http-guard';
 import { Aborted, send, type Sent } from './http-send';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 import { signatureHeader } from './signing';
+import { startTargetSpan } from './traced';
 
 export interface HttpOptions {
   policy: AddressPolicy;
@@ -21,6 +22,8 @@ export interface HttpOptions {
   agent?: Agent;
   outputLimit?: number;
   now?: () => number;
+  /** A client span per request (its traceparent is sent); null: tracing off. */
+  tracing?: Tracing | null;
 }
 
 /** Response headers the output records (the rest are noise, or secrets such as Set-Cookie). */
@@ -76,6 +79,8 @@ export function createHttpTarget(options: Partial<HttpOptions> = {}) {
     const signature = signatureHeader(secrets, request?.body ?? '', now());
     if (signature) headers['jobs-signature'] = signature;
 
+    const span = startTargetSpan(options.tracing, execution, { method: target.method, url });
+    Object.assign(headers, span.headers);
     const body = new CappedOutput(limit);
     let sent: Sent;
     try {
@@ -89,12 +94,14 @@ export function createHttpTarget(options: Partial<HttpOptions> = {}) {
         onAbort: (listener) => (cancel.onAbort ? cancel.onAbort(listener) : cancel.signal.addEventListener('abort', listener, { once: true })),
       });
     } catch (error) {
+      span.end({ error: 'request failed' });
       const code = (error as { code?: string }).code;
       if (code === ADDRESS_REFUSED) return fail(`refused: ${(error as Error).message}`, true);
       if (error instanceof Aborted) return fail(`aborted (${String(cancel.signal.reason)})`, false, body.toString());
       return fail(`${target.method} ${url.origin}${url.pathname}: ${describeError(error)}`, false, body.toString());
     }
     const status = sent.status;
+    span.end({ status });
     const responseHeaders = sent.headers;
     if (sent.cut) body.markCut('[response body truncated: the rest was not read]');
     let head = `HTTP ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd() + '\n';

@@ -7,3 +7,4 @@ export { createHttpTarget, requestBody, retryAfterMs, type HttpOptions } from '.
 export { guardedAgent, guardedLookup, ADDRESS_REFUSED } from './http-guard';
 export { createLambdaTarget, lambdaClient, type LambdaOptions } from './lambda';
 export { sign, signatureHeader, verifySignature } from './signing';
+export { startTargetSpan, traceAttempts, attemptAttributes, type TargetSpan } from './traced';

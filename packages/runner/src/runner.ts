@@ -3,11 +3,12 @@
  * handler registered by name, an HTTP request (http.ts) or a Lambda invocation (lambda.ts). Each adapter returns the
  * outcome with its output and classification (final, Retry-After); the core's retry policy decides what follows.
  */
-import type { Cancellation, Runner, RunResult, StartedExecution } from '@jobs/core';
+import type { Cancellation, Runner, RunResult, StartedExecution, Tracing } from '@jobs/core';
 import { createHttpTarget, type HttpOptions } from './http';
 import { createLambdaTarget, type LambdaOptions } from './lambda';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 import { runShell, type ShellOptions } from './shell';
+import { traceAttempts } from './traced';
 
 export interface HandlerContext {
   jobId: string;
@@ -15,6 +16,8 @@ export interface HandlerContext {
   attempt: number;
   scheduledFor: Date;
   payload: unknown;
+  /** W3C trace context of the attempt's span when tracing is on (pass it on to calls the handler makes). */
+  traceparent: string | null;
   /** Aborted on timeout, cancel or shutdown: stop promptly. */
   signal: AbortSignal;
   /** Captured into the execution's output (capped like a command's). */
@@ -32,6 +35,8 @@ export interface RunnerOptions extends ShellOptions {
   http?: Partial<HttpOptions>;
   /** Lambda targets: the endpoint or client (default: the SDK's defaults, built on first use). */
   lambda?: LambdaOptions;
+  /** A span per attempt (and its TRACEPARENT); absent: tracing off, and attempts run exactly as without it. */
+  tracing?: Tracing | null;
 }
 
 export const COMMANDS_DISABLED = 'command jobs are disabled on this worker (COMMAND_JOBS=off)';
@@ -43,9 +48,9 @@ export const COMMANDS_DISABLED = 'command jobs are disabled on this worker (COMM
 export function createRunner(options: RunnerOptions = {}): Runner & { handlers: Map<string, Handler> } {
   const handlers = new Map(Object.entries(options.handlers ?? {}));
   const limit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
-  const runHttp = createHttpTarget({ outputLimit: limit, ...options.http });
+  const runHttp = createHttpTarget({ outputLimit: limit, tracing: options.tracing ?? null, ...options.http });
   const runLambda = createLambdaTarget({ outputLimit: limit, ...options.lambda });
-  return {
+  const runner = {
     handlers,
     async run(execution: StartedExecution, cancel: Cancellation): Promise<RunResult> {
       if (execution.http) return runHttp(execution.http, execution, cancel);
@@ -64,6 +69,7 @@ export function createRunner(options: RunnerOptions = {}): Runner & { handlers: 
       return { ok: false, exitCode: null, output: '', error: 'job has no target (command, handler, http or lambda)', final: true };
     },
   };
+  return options.tracing ? { handlers, run: traceAttempts(runner, options.tracing).run } : runner;
 }
 
 async function runHandler(handler: Handler, execution: StartedExecution, cancel: Cancellation, limit: number): Promise<RunResult> {
@@ -75,6 +81,7 @@ async function runHandler(handler: Handler, execution: StartedExecution, cancel:
       attempt: execution.attempt,
       scheduledFor: execution.scheduledFor,
       payload: execution.payload,
+      traceparent: execution.traceparent ?? null,
       // A getter: the signal is only built for handlers that look at it.
       get signal() {
         return cancel.signal;
