@@ -7,6 +7,7 @@
  * replay) were handed to EventBridge: once it returns, the container may be frozen and never thawed again.
  */
 import { applyJobSpecs, commandDeps, createApp, type ApiDeps, type SpecResult } from '@jobs/api';
+import { createAddressPolicy } from '@jobs/core';
 import { dashboardRoutes } from '@jobs/dashboard';
 import { Hono } from 'hono';
 import { handle, type LambdaEvent } from 'hono/aws-lambda';
@@ -30,6 +31,7 @@ export function apiDeps(ctx: Context): ApiDeps {
     tracing: ctx.tracing,
     allowedHosts: ctx.config.allowedHosts,
     commandJobs: ctx.config.commandJobs,
+    targetPolicy: createAddressPolicy(ctx.config.httpTargetAllow),
     bodyLimitBytes: ctx.config.bodyLimitBytes,
     shortLaneMaxTimeoutMs: ctx.config.shortLaneMaxTimeoutMs,
     // Workers heartbeat every LEASE_TIMEOUT / 3: "active" allows six missed beats before a worker drops off the list.

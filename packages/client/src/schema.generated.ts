@@ -492,6 +492,13 @@ export interface components {
             run_at: string | null;
             command: string | null;
             handler: string | null;
+            http: components["schemas"]["HttpTargetOut"];
+            lambda: components["schemas"]["LambdaTargetOut"];
+            /**
+             * @description The target in words.
+             * @example POST https://api.example.com/hooks/nightly
+             */
+            target: string;
             payload?: unknown;
             /** @enum {string} */
             status: "active" | "paused";
@@ -545,6 +552,20 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** @description Secret-looking header values are masked. */
+        HttpTargetOut: {
+            url: string;
+            /** @enum {string} */
+            method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+            headers: {
+                [key: string]: string;
+            };
+            body?: unknown;
+        } | null;
+        LambdaTargetOut: {
+            function: string;
+            qualifier: string | null;
+        } | null;
         Error: {
             error: {
                 /** @example validation_failed */
@@ -584,12 +605,38 @@ export interface components {
              */
             allow_past: boolean;
             /**
-             * @description Shell command (exactly one of command or handler).
+             * @description Shell command (exactly one of command, handler, http, lambda).
              * @example echo hello
              */
             command?: string | null;
             /** @description Registered handler name. */
             handler?: string | null;
+            /** @description An HTTP request per attempt (see the README: outcome rules, signing, the address guard). */
+            http?: {
+                /** @example https://api.example.com/hooks/nightly */
+                url: string;
+                /**
+                 * @default POST
+                 * @enum {string}
+                 */
+                method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description Sent with every request. Values of secret-looking names (authorization, *-key, *token*, cookie) are stored and shown masked.
+                 * @default {}
+                 */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description A string is sent as is (text/plain), anything else as JSON. Default: the execution's payload as JSON. GET sends no body. */
+                body?: unknown;
+            } | null;
+            /** @description A RequestResponse Lambda invocation per attempt, the payload as the event. */
+            lambda?: {
+                /** @example billing-close */
+                function: string;
+                /** @example live */
+                qualifier?: string | null;
+            } | null;
             /** @description Any JSON (at most 64 KiB serialised). */
             payload?: unknown;
             /** @default 3 */
@@ -811,12 +858,38 @@ export interface components {
             run_at?: string | null;
             allow_past?: boolean;
             /**
-             * @description Shell command (exactly one of command or handler).
+             * @description Shell command (exactly one of command, handler, http, lambda).
              * @example echo hello
              */
             command?: string | null;
             /** @description Registered handler name. */
             handler?: string | null;
+            /** @description An HTTP request per attempt (see the README: outcome rules, signing, the address guard). */
+            http?: {
+                /** @example https://api.example.com/hooks/nightly */
+                url: string;
+                /**
+                 * @default POST
+                 * @enum {string}
+                 */
+                method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description Sent with every request. Values of secret-looking names (authorization, *-key, *token*, cookie) are stored and shown masked.
+                 * @default {}
+                 */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description A string is sent as is (text/plain), anything else as JSON. Default: the execution's payload as JSON. GET sends no body. */
+                body?: unknown;
+            } | null;
+            /** @description A RequestResponse Lambda invocation per attempt, the payload as the event. */
+            lambda?: {
+                /** @example billing-close */
+                function: string;
+                /** @example live */
+                qualifier?: string | null;
+            } | null;
             /** @description Any JSON (at most 64 KiB serialised). */
             payload?: unknown;
             max_retries?: number;
@@ -880,12 +953,38 @@ export interface components {
              */
             allow_past: boolean;
             /**
-             * @description Shell command (exactly one of command or handler).
+             * @description Shell command (exactly one of command, handler, http, lambda).
              * @example echo hello
              */
             command?: string | null;
             /** @description Registered handler name. */
             handler?: string | null;
+            /** @description An HTTP request per attempt (see the README: outcome rules, signing, the address guard). */
+            http?: {
+                /** @example https://api.example.com/hooks/nightly */
+                url: string;
+                /**
+                 * @default POST
+                 * @enum {string}
+                 */
+                method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description Sent with every request. Values of secret-looking names (authorization, *-key, *token*, cookie) are stored and shown masked.
+                 * @default {}
+                 */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description A string is sent as is (text/plain), anything else as JSON. Default: the execution's payload as JSON. GET sends no body. */
+                body?: unknown;
+            } | null;
+            /** @description A RequestResponse Lambda invocation per attempt, the payload as the event. */
+            lambda?: {
+                /** @example billing-close */
+                function: string;
+                /** @example live */
+                qualifier?: string | null;
+            } | null;
             /** @description Any JSON (at most 64 KiB serialised). */
             payload?: unknown;
             /** @default 3 */
