@@ -27,7 +27,7 @@ export type { ExecutionListFilter, ExecutionStats, LaneLoad, MinuteOutcomes } fr
 export type { LaneRow } from './flow';
 export type { AuditListFilter, AuditRow } from './audit';
 export type { SessionRow } from './sessions';
-export type { FinishedTotals, LiveCounts, MetricsSnapshot } from './metrics';
+export type { FinishedTotals, FoldResult, LiveCounts, MetricsSnapshot } from './metrics';
 export { DURATION_BOUNDS_MS, LATENESS_BOUNDS_MS } from './minutes';
 
 export type Store = ReturnType<typeof createStore>;

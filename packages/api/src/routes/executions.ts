@@ -24,6 +24,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void
     createRoute({
       method: 'get',
       path: '/executions',
+      operationId: 'listExecutions',
       middleware: [needs('read')] as const,
       tags,
       summary: 'List executions, newest first (filter by status and job_id); rows carry no payload or output',
@@ -41,6 +42,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void
     createRoute({
       method: 'get',
       path: '/executions/{id}',
+      operationId: 'getExecution',
       middleware: [needs('read')] as const,
       tags,
       summary: 'Get one execution (one attempt), with output, error and timings',
@@ -54,6 +56,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void
     createRoute({
       method: 'post',
       path: '/executions/{id}/cancel',
+      operationId: 'cancelExecution',
       middleware: [needs('operate', 'execution.cancel')] as const,
       tags,
       summary: 'Cancel a queued, retrying or running execution (a running command is killed)',
@@ -79,6 +82,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void
     createRoute({
       method: 'post',
       path: '/executions/{id}/replay',
+      operationId: 'replayExecution',
       tags,
       summary: 'Replay a dead or failed execution as a new attempt chain (once, unless force)',
       middleware: [needs('operate', 'execution.replay'), emptyBodyIsEmptyObject] as const,

@@ -41,6 +41,7 @@ export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
     createRoute({
       method: 'get',
       path: '/lanes',
+      operationId: 'listLanes',
       middleware: [needs('read')] as const,
       tags: ['lanes'],
       summary: 'Lanes: paused or not, and their depths',
@@ -54,6 +55,7 @@ export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
       createRoute({
         method: 'post',
         path: `/lanes/{lane}/${action}`,
+        operationId: paused ? 'pauseLane' : 'resumeLane',
         middleware: [needs('operate', paused ? 'lane.pause' : 'lane.resume')] as const,
         tags: ['lanes'],
         summary: paused
@@ -74,6 +76,7 @@ export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
     createRoute({
       method: 'get',
       path: '/jobs/{id}/limits',
+      operationId: 'getJobLimits',
       middleware: [needs('read')] as const,
       tags: ['jobs'],
       summary: "A job's limits, the attempts holding a slot, and how many wait and why",

@@ -29,6 +29,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
     createRoute({
       method: 'post',
       path: '/jobs',
+      operationId: 'createJob',
       middleware: [needs('admin', 'job.create')] as const,
       tags,
       summary: 'Create a job',
@@ -51,6 +52,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
     createRoute({
       method: 'get',
       path: '/jobs',
+      operationId: 'listJobs',
       middleware: [needs('read')] as const,
       tags,
       summary: 'List jobs, newest first',
@@ -68,6 +70,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
     createRoute({
       method: 'get',
       path: '/jobs/{id}',
+      operationId: 'getJob',
       middleware: [needs('read')] as const,
       tags,
       summary: 'Get a job, with next_run_at and last_run_at',
@@ -86,6 +89,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
     createRoute({
       method: 'delete',
       path: '/jobs/{id}',
+      operationId: 'deleteJob',
       middleware: [needs('admin', 'job.delete')] as const,
       tags,
       summary: 'Delete a job: no further runs, live executions cancelled, history kept',
@@ -102,6 +106,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
     createRoute({
       method: 'post',
       path: '/jobs/{id}/trigger',
+      operationId: 'triggerJob',
       tags,
       summary: 'Run a job now',
       middleware: [needs('operate', 'job.trigger'), emptyBodyIsEmptyObject] as const,
@@ -131,6 +136,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
     createRoute({
       method: 'post',
       path: '/jobs/{id}/pause',
+      operationId: 'pauseJob',
       middleware: [needs('operate', 'job.pause')] as const,
       tags,
       summary: 'Pause a job: no new runs start; scheduled runs already queued are cancelled',
@@ -144,6 +150,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
     createRoute({
       method: 'post',
       path: '/jobs/{id}/resume',
+      operationId: 'resumeJob',
       middleware: [needs('operate', 'job.resume')] as const,
       tags,
       summary: 'Resume a job: the next run is computed from now (fire times missed while paused do not run)',
@@ -157,6 +164,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
     createRoute({
       method: 'get',
       path: '/jobs/{id}/executions',
+      operationId: 'listJobExecutions',
       middleware: [needs('read')] as const,
       tags,
       summary: "A job's executions, newest first",

@@ -14,6 +14,7 @@ export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
     createRoute({
       method: 'get',
       path: '/workers',
+      operationId: 'listWorkers',
       middleware: [needs('read')] as const,
       tags: ['system'],
       summary: 'Workers that heartbeated recently',
@@ -29,6 +30,7 @@ export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
     createRoute({
       method: 'get',
       path: '/stats',
+      operationId: 'getStats',
       middleware: [needs('read')] as const,
       tags: ['system'],
       summary: 'Counts by status, queue depth per lane, throughput, success rate, durations, oldest queued age',
@@ -46,6 +48,7 @@ export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
     createRoute({
       method: 'get',
       path: '/schedules/preview',
+      operationId: 'previewSchedule',
       middleware: [needs('read')] as const,
       tags: ['system'],
       summary: 'The next fire times of a cron expression, computed by the scheduler itself',
