@@ -17,7 +17,6 @@ function documentedApiRole(method: string, path: string): Role | 'public' {
   if (path === '/healthz') return 'public';
   if (path === '/metrics') return 'read';
   if (path === '/api/v1/audit') return 'admin';
-  if (path.endsWith('/plan')) return 'read';
   if (method === 'GET') return 'read';
   if (/\/(trigger|pause|resume|cancel|replay|backfill)$/.test(path)) return 'operate';
   return 'admin';

@@ -89,7 +89,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
         { name: 'executions', description: 'Attempts: their state, output, cancellation and replay.' },
         { name: 'lanes', description: 'The short and long lanes: pause, resume, depths.' },
         { name: 'system', description: 'Workers, stats, schedule preview and health.' },
-        { name: 'audit', description: 'Who changed what: the audit trail (admin keys only).' },
+        { name: 'audit', description: 'Who changed what: the audit trail (admin keys).' },
       ],
     });
     return c.json(document as object, 200);

@@ -127,8 +127,8 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       method: 'post',
       path: '/jobs/by-name/{name}/plan',
       operationId: 'planJobByName',
-      // A dry run: it writes nothing and tells no more than GET /jobs does.
-      middleware: [needs('read')] as const,
+      // Writes nothing, but it is half of an apply (the admin's work): the same role as the PUT it plans.
+      middleware: [needs('admin')] as const,
       tags,
       summary: 'What a PUT of this body would do, without doing it',
       description: 'The same validation as PUT /jobs/by-name/{name} (the same 400s); nothing is written. Used by `npm run jobs -- apply --dry-run`.',
