@@ -87,7 +87,9 @@ const isDeployEvent = (event: unknown): event is DeployJobsEvent =>
 export async function applyOnDeploy(event: DeployJobsEvent): Promise<{ results: SpecResult[] }> {
   const { ctx } = await build();
   const deps = apiDeps(ctx);
-  const results = await applyJobSpecs(deps, commandDeps(deps), { specs: event.jobs, owner: DEPLOY_OWNER, actor: 'deploy', prune: true });
+  // The deploy's changes are audited like a key's, under the name "deploy".
+  const commands = { ...commandDeps(deps), actor: { keyName: 'deploy', requestId: null, source: null } };
+  const results = await applyJobSpecs(deps, commands, { specs: event.jobs, owner: DEPLOY_OWNER, actor: 'deploy', prune: true });
   await ctx.events?.flush(EVENTS_FLUSH_MS);
   ctx.logger.info({ event: 'api.jobs_applied', results });
   const failed = results.filter((r) => r.action === 'failed');

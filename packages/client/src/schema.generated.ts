@@ -401,64 +401,7 @@ export interface paths {
             cookie?: never;
         };
         /** The audit trail: every change and refused attempt, newest first (filter by key name, action, target, outcome) */
-        get: {
-            parameters: {
-                query?: {
-                    outcome?: "ok" | "refused";
-                    /** @description Only rows of the key with this name. */
-                    key?: string;
-                    action?: "job.create" | "job.update" | "job.delete" | "job.trigger" | "job.pause" | "job.resume" | "job.backfill" | "execution.cancel" | "execution.replay" | "lane.pause" | "lane.resume" | "session.sign_in" | "session.sign_out";
-                    /** @description Only rows about this target, e.g. `job:42`, `execution:7`, `lane:short`. */
-                    target?: string;
-                    /** @description Page size, 1..200 (default 50). */
-                    limit?: number;
-                    /** @description The `next_cursor` of the previous page. */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of audit rows */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuditPage"];
-                    };
-                };
-                /** @description Invalid input */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing or invalid API key */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listAudit"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1280,7 +1223,7 @@ export interface components {
             /** @description The name of the API key (never the key itself). */
             key: string;
             /** @enum {string} */
-            action: "job.create" | "job.update" | "job.delete" | "job.trigger" | "job.pause" | "job.resume" | "job.backfill" | "execution.cancel" | "execution.replay" | "lane.pause" | "lane.resume" | "session.sign_in" | "session.sign_out";
+            action: "job.create" | "job.update" | "job.delete" | "job.trigger" | "job.pause" | "job.resume" | "job.backfill" | "execution.cancel" | "execution.replay" | "lane.pause" | "lane.resume" | "session.sign_in" | "session.sign_out" | "audit.read";
             target: string;
             /**
              * @description `refused`: the key's role was too low, or a sign-in failed; nothing changed.
@@ -2849,6 +2792,64 @@ export interface operations {
             };
             /** @description Unknown id */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAudit: {
+        parameters: {
+            query?: {
+                outcome?: "ok" | "refused";
+                /** @description Only rows of the key with this name. */
+                key?: string;
+                action?: "job.create" | "job.update" | "job.delete" | "job.trigger" | "job.pause" | "job.resume" | "job.backfill" | "execution.cancel" | "execution.replay" | "lane.pause" | "lane.resume" | "session.sign_in" | "session.sign_out" | "audit.read";
+                /** @description Only rows about this target, e.g. `job:42`, `execution:7`, `lane:short`. */
+                target?: string;
+                /** @description Page size, 1..200 (default 50). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit rows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
