@@ -103,6 +103,8 @@ describe(`queue port (${process.env.TEST_QUEUE_BACKEND ?? 'redis'})`, () => {
     await setLanePaused(deps as never, 'long', true);
     await env.queue.push([item(1, { lane: 'long' })]);
     expect(await claim(1, 60_000, 'long')).toMatchObject({ claims: [], state: 'paused' });
+    // Nothing wakes a worker for a paused lane (and this first wait opens the PostgreSQL queue's LISTEN connection).
+    expect(await env.queue.waitForWork(['long'], 200)).toBeNull();
     const waiting = env.queue.waitForWork(['long'], 5000);
     await setLanePaused(deps as never, 'long', false);
     expect(await waiting).toBe('long');
