@@ -47,7 +47,9 @@ export function createListener(connect: () => pg.Client, lanes: readonly Lane[])
         reconnectTimer = null;
         void ensure().catch(() => undefined);
       }, RECONNECT_MS);
-      reconnectTimer.unref();
+      // Not unref'd: while the database is away nothing else may keep a worker process's event loop alive (its pool
+      // has no connection left, its own timers are unref'd), and it would exit, with code 0, in the middle of an
+      // outage. close() clears it.
     }
   }
 
