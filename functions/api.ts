@@ -6,10 +6,11 @@
  * Every response waits (at most EVENTS_FLUSH_MS) until the transitions its request emitted (trigger, cancel,
  * replay) were handed to EventBridge: once it returns, the container may be frozen and never thawed again.
  */
-import { createApp, type ApiDeps } from '@jobs/api';
+import { applyJobSpecs, commandDeps, createApp, type ApiDeps, type SpecResult } from '@jobs/api';
 import { dashboardRoutes } from '@jobs/dashboard';
 import { Hono } from 'hono';
-import { handle } from 'hono/aws-lambda';
+import { handle, type LambdaEvent } from 'hono/aws-lambda';
+import type { Context as LambdaContext } from 'aws-lambda';
 import type { Context } from './context';
 import { flushTraces, lambdaResources, resetForTests, type LambdaResources } from './lambda';
 
@@ -62,4 +63,38 @@ app.all('*', async (c) => {
   return response;
 });
 
-export const handler = handle(app);
+const http = handle(app);
+
+/** The deploy's invocation (infra/jobs.ts): the SST app's jobs.json, applied after the migrations. */
+export interface DeployJobsEvent {
+  source: 'deploy';
+  jobs: unknown[];
+}
+
+/** Marks the jobs the deploy creates: only those are pruned when jobs.json no longer names them. */
+export const DEPLOY_OWNER = 'sst-deploy';
+
+const isDeployEvent = (event: unknown): event is DeployJobsEvent =>
+  typeof event === 'object' && event !== null && (event as { source?: unknown }).source === 'deploy' && Array.isArray((event as { jobs?: unknown }).jobs);
+
+/**
+ * Applies the deploy's job specs (create or replace by name, prune the deploy's own jobs it no longer lists). Throws
+ * when any spec fails, naming each, so the deploy fails. Only a direct invocation (IAM: whoever deploys) carries
+ * such an event: API Gateway sends HTTP events only.
+ */
+export async function applyOnDeploy(event: DeployJobsEvent): Promise<{ results: SpecResult[] }> {
+  const { ctx } = await build();
+  const deps = apiDeps(ctx);
+  const results = await applyJobSpecs(deps, commandDeps(deps), { specs: event.jobs, owner: DEPLOY_OWNER, actor: 'deploy', prune: true });
+  await ctx.events?.flush(EVENTS_FLUSH_MS);
+  ctx.logger.info({ event: 'api.jobs_applied', results });
+  const failed = results.filter((r) => r.action === 'failed');
+  if (failed.length > 0) throw new Error(`jobs.json: ${failed.map((f) => `${f.name}: ${f.error}`).join('; ')}`);
+  return { results };
+}
+
+export function handler(event: DeployJobsEvent, context?: LambdaContext): Promise<{ results: SpecResult[] }>;
+export function handler(event: LambdaEvent, context?: LambdaContext): ReturnType<typeof http>;
+export function handler(event: LambdaEvent | DeployJobsEvent, context?: LambdaContext) {
+  return isDeployEvent(event) ? applyOnDeploy(event) : http(event, context);
+}

@@ -28,6 +28,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'post',
       path: '/jobs',
+      operationId: 'createJob',
       tags,
       summary: 'Create a job',
       request: { body: jsonBody(JobCreate, true) },
@@ -49,6 +50,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'get',
       path: '/jobs',
+      operationId: 'listJobs',
       tags,
       summary: 'List jobs, newest first',
       request: { query: JobListQuery.extend(PageQuery) },
@@ -65,6 +67,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'get',
       path: '/jobs/{id}',
+      operationId: 'getJob',
       tags,
       summary: 'Get a job, with next_run_at and last_run_at',
       request: { params: IdParams },
@@ -82,6 +85,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'delete',
       path: '/jobs/{id}',
+      operationId: 'deleteJob',
       tags,
       summary: 'Delete a job: no further runs, live executions cancelled, history kept',
       request: { params: IdParams },
@@ -97,6 +101,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'post',
       path: '/jobs/{id}/trigger',
+      operationId: 'triggerJob',
       tags,
       summary: 'Run a job now',
       middleware: [emptyBodyIsEmptyObject] as const,
@@ -126,6 +131,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'post',
       path: '/jobs/{id}/pause',
+      operationId: 'pauseJob',
       tags,
       summary: 'Pause a job: no new runs start; scheduled runs already queued are cancelled',
       request: { params: IdParams },
@@ -138,6 +144,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'post',
       path: '/jobs/{id}/resume',
+      operationId: 'resumeJob',
       tags,
       summary: 'Resume a job: the next run is computed from now (fire times missed while paused do not run)',
       request: { params: IdParams },
@@ -150,6 +157,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'get',
       path: '/jobs/{id}/executions',
+      operationId: 'listJobExecutions',
       tags,
       summary: "A job's executions, newest first",
       description: 'A deleted job answers 404 here; its history stays readable with GET /executions?job_id=.',
