@@ -6,6 +6,6 @@ export { ApiError, toApiError, zodDetails, type ErrorBody, type ErrorDetail } fr
 // What the dashboard (@jobs/dashboard) shares with the API: the job schema and its conversion, keyset pages.
 export { keysetPage } from './pagination';
 export { JobCreate } from './schemas/jobs';
-export { toJobSpec } from './serializers';
+export { bodyChanges, specBody, toJobSpec } from './serializers';
 // Series read at scrape time, rendered by prom-client (the worker process's /metrics uses them too).
 export { SnapshotRegistry } from './metrics/snapshot';

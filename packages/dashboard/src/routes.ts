@@ -19,6 +19,7 @@ import { executionPage } from './pages/execution';
 import { cancelExecutionPage } from './pages/execution-cancel';
 import { executionsPage } from './pages/executions';
 import { deleteJobPage, jobPage } from './pages/job';
+import { backfillPage, backfillSubmit, editJobPage, editJobSubmit } from './pages/job-edit';
 import { createJobSubmit, newJobPage, schedulePreviewFragment } from './pages/job-form';
 import { jobsPage } from './pages/jobs';
 import { lanesPage, pauseLaneAction, resumeLaneAction } from './pages/lanes';
@@ -51,6 +52,10 @@ export const DASHBOARD_ROUTES: readonly DashboardRoute[] = [
   { method: 'GET', path: '/jobs/preview', access: 'fragment', handler: schedulePreviewFragment },
   { method: 'POST', path: '/jobs', access: 'action', handler: createJobSubmit },
   { method: 'GET', path: `/jobs/${ID}`, access: 'page', handler: jobPage },
+  { method: 'GET', path: `/jobs/${ID}/edit`, access: 'page', handler: editJobPage },
+  { method: 'POST', path: `/jobs/${ID}/edit`, access: 'action', handler: editJobSubmit },
+  { method: 'GET', path: `/jobs/${ID}/backfill`, access: 'page', handler: backfillPage },
+  { method: 'POST', path: `/jobs/${ID}/backfill`, access: 'action', handler: backfillSubmit },
   { method: 'GET', path: `/jobs/${ID}/delete`, access: 'page', handler: deleteJobPage },
   { method: 'POST', path: `/jobs/${ID}/delete`, access: 'action', handler: deleteAction },
   { method: 'POST', path: `/jobs/${ID}/trigger`, access: 'action', handler: triggerAction },
