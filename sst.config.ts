@@ -19,10 +19,13 @@ export default $config({
     await import('./infra/jobs');
     await import('./infra/workers');
     await import('./infra/scheduler');
+    const { alarms } = await import('./infra/alarms');
 
     return {
       api: api.url,
       eventBus: bus.name,
+      // Subscribe to it: aws sns subscribe --topic-arn <alerts> --protocol email --notification-endpoint ops@example.com
+      ...(alarms ? { alerts: alarms.alerts.arn } : {}),
     };
   },
 });

@@ -77,8 +77,8 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
   if (budgetMs(context, WAKE_RESERVE_MS) > 0) {
     summary.reconciled = await pass('reconcile', () => reconcileOnce(ctx, { deadline: Date.now() + budgetMs(context, WAKE_RESERVE_MS) }));
   } else skip('reconcile');
-  // The Prometheus counters' totals (packages/store/src/metrics.ts): a no-op most minutes, never long.
-  await pass('fold', () => ctx.store.totalsFold());
+  // The Prometheus counters' totals (packages/store/src/metrics.ts), and what this tick publishes as AttemptsFinished.
+  const folded = await pass('fold', () => ctx.store.totalsFold());
   // Cosmetic (the workers list filters by heartbeat age); Lambda workers leave a row behind only when killed.
   await ctx.store.workersPrune(Math.max(10 * config.leaseMs, 10 * 60_000)).catch(() => undefined);
 
@@ -86,7 +86,9 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
   const metrics = ctx.metrics;
   if (metrics) {
     // "Active" as the API's /workers has it: a heartbeat within two lease timeouts.
-    summary.metrics = await pass('metrics', () => publishQueueMetrics(ctx, metrics, { workerActiveWithinMs: 2 * config.leaseMs }));
+    summary.metrics = await pass('metrics', () =>
+      publishQueueMetrics(ctx, metrics, { workerActiveWithinMs: 2 * config.leaseMs, folded, stepErrors: summary.errors.length }),
+    );
   }
   if (ctx.events) {
     const delivered = await ctx.events.flush(Math.min(FLUSH_MAX_MS, budgetMs(context, 1000)));

@@ -3,14 +3,19 @@
  * finished-attempt counters monotonic.
  *
  * Counters and histograms are `execution_totals` (minutes up to a watermark, folded in by totalsFold) plus the
- * `execution_minutes` rows after the watermark, read in one statement so a concurrent fold is seen entirely or
+ * `execution_minutes` rows after the watermark, read in one snapshot so a concurrent fold is seen entirely or
  * not at all. Retention may delete old minutes (and executions) freely as long as they are at or before the
  * watermark, which trails the clock by FOLD_LAG: the counters never see those rows again and never drop.
  */
 import type pg from 'pg';
+import { withClient } from './transaction';
 
-/** A minute is folded only once it is this old: a transaction that began in it may still be adding to it. */
-export const FOLD_LAG = '10 minutes';
+/**
+ * A minute is folded only once it is this old: a statement that began in it may still be adding to it. Longer than
+ * any writer's statement timeout (DATABASE_QUERY_TIMEOUT, 60 s by default); a write later still is not lost from the
+ * history, only from the counters (which never count it twice, and never drop).
+ */
+export const FOLD_LAG = '2 minutes';
 /** The most one fold pass takes in (a bounded pass: after a long stop, catching up takes one pass per day missed). */
 export const FOLD_SPAN = '1 day';
 
@@ -41,20 +46,42 @@ export interface MetricsSnapshot {
 
 const nums = (a: unknown): number[] | null => (Array.isArray(a) ? a.map(Number) : null);
 
-/** Everything the /metrics scrape reads from PostgreSQL: two statements, neither of which scans the history. */
+/**
+ * Totals plus the minutes after the watermark, as of one snapshot (a REPEATABLE READ transaction): a fold that
+ * commits between reading the watermark and reading the rows is then invisible to both, never counted twice. The
+ * watermark goes to the second statement as a value, so its plan is a range probe of the roll-up's primary key
+ * (compared with a subquery, the planner assumes a third of the table and scans it all).
+ */
+async function finishedTotals(pool: pg.Pool): Promise<pg.QueryResult> {
+  return withClient(pool, async (client) => {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    try {
+      const mark = await client.query('SELECT folded_through FROM execution_totals_mark');
+      const rows = await client.query(
+        `WITH rows AS (
+           SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_totals
+           UNION ALL
+           SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_minutes
+           WHERE minute > $1 AND lane <> ''
+         )
+         SELECT status, lane, sum(count)::bigint AS count, sum(duration_ms)::bigint AS duration_ms, buckets_sum(duration_le) AS duration_le,
+                sum(lateness_ms)::bigint AS lateness_ms, buckets_sum(lateness_le) AS lateness_le
+         FROM rows GROUP BY status, lane ORDER BY status, lane`,
+        [mark.rows[0].folded_through],
+      );
+      await client.query('COMMIT');
+      return rows;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  });
+}
+
+/** Everything the /metrics scrape reads from PostgreSQL: a few small statements, none of which scans the history. */
 export async function metricsSnapshot(pool: pg.Pool): Promise<MetricsSnapshot> {
   const [finished, live] = await Promise.all([
-    pool.query(
-      `WITH rows AS (
-         SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_totals
-         UNION ALL
-         SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_minutes
-         WHERE minute > (SELECT folded_through FROM execution_totals_mark) AND lane <> ''
-       )
-       SELECT status, lane, sum(count)::bigint AS count, sum(duration_ms)::bigint AS duration_ms, buckets_sum(duration_le) AS duration_le,
-              sum(lateness_ms)::bigint AS lateness_ms, buckets_sum(lateness_le) AS lateness_le
-       FROM rows GROUP BY status, lane ORDER BY status, lane`,
-    ),
+    finishedTotals(pool),
     // Live rows only, through the executions_live partial index.
     pool.query(
       `SELECT status, lane, count(*)::int AS n,
@@ -83,14 +110,22 @@ export async function metricsSnapshot(pool: pg.Pool): Promise<MetricsSnapshot> {
   };
 }
 
+export interface FoldResult {
+  groups: number;
+  /** The new watermark; null: nothing to fold, or another pass holds it. */
+  foldedThrough: Date | null;
+  /** What this pass folded, per status and lane: each closed minute is folded by exactly one pass. */
+  folded: { status: string; lane: string; count: number }[];
+}
+
 /**
  * One bounded fold pass: adds the closed minutes after the watermark (at most FOLD_SPAN of them, none younger than
  * FOLD_LAG) to execution_totals and moves the watermark, in one statement. Concurrent passes skip the locked
- * watermark row instead of waiting, so running it from every scheduler tick is safe. Returns the minutes' groups
- * folded and the new watermark (null: nothing to do, or another pass holds it).
- * @example await totalsFold(pool)  // { groups: 4, foldedThrough: 2026-12-01T11:50:00.000Z }
+ * watermark row instead of waiting, so running it from every scheduler tick is safe. Each minute is folded once,
+ * so what a pass returns can be published as a count (the tick's CloudWatch `AttemptsFinished`).
+ * @example await totalsFold(pool)  // { groups: 2, foldedThrough: 2026-12-01T11:50:00.000Z, folded: [...] }
  */
-export async function totalsFold(pool: pg.Pool): Promise<{ groups: number; foldedThrough: Date | null }> {
+export async function totalsFold(pool: pg.Pool): Promise<FoldResult> {
   const { rows } = await pool.query(
     `WITH mark AS (
        SELECT folded_through AS since,
@@ -117,9 +152,15 @@ export async function totalsFold(pool: pg.Pool): Promise<{ groups: number; folde
        UPDATE execution_totals_mark SET folded_through = mark.upto FROM mark WHERE mark.upto > mark.since
        RETURNING folded_through
      )
-     SELECT (SELECT count(*) FROM folded)::int AS groups, (SELECT folded_through FROM moved) AS folded_through`,
+     SELECT (SELECT count(*) FROM folded)::int AS groups, (SELECT folded_through FROM moved) AS folded_through,
+            (SELECT coalesce(json_agg(json_build_object('status', status, 'lane', lane, 'count', count)), '[]') FROM source) AS source`,
   );
-  return { groups: rows[0].groups, foldedThrough: rows[0].folded_through };
+  const r = rows[0];
+  return {
+    groups: r.groups,
+    foldedThrough: r.folded_through,
+    folded: (r.source as { status: string; lane: string; count: number | string }[]).map((f) => ({ ...f, count: Number(f.count) })),
+  };
 }
 
 /** The watermark: retention must delete only execution_minutes rows at or before it. */

@@ -1,6 +1,6 @@
 /** Command-line flags of `npm run bench`: `--name=value` (or `--flag`); every size has a default. */
 
-export const SCENARIOS = ['drain', 'enqueue', 'latency', 'peer', 'memory', 'schedule', 'tick'] as const;
+export const SCENARIOS = ['drain', 'enqueue', 'latency', 'peer', 'memory', 'schedule', 'tick', 'metrics'] as const;
 /** Diagnostics, run only when named in --only. */
 export const DIAGNOSTICS = ['profile'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number] | (typeof DIAGNOSTICS)[number];
@@ -28,6 +28,9 @@ const DEFAULTS = {
   'tick-jobs': 100_000,
   'tick-due': 10_000,
   'tick-repeats': 10, // none-due ticks per run
+  'metrics-executions': 5_000_000, // metrics: finished executions in the history
+  'metrics-live': 1_000, // metrics: live rows (queued, a tenth running)
+  'metrics-scrapes': 200, // metrics: scrapes per run
   'profile-n': 20_000,
   'profile-rate': 1_000, // latency breakdown load (triggers/s)
 };
@@ -41,6 +44,8 @@ export type Options = { [K in keyof typeof DEFAULTS]: number } & {
   infoLog: boolean;
   /** Also run each drain with DATABASE_PREPARED_STATEMENTS=unnamed (the RDS Proxy mode), paired with the named one. */
   unnamedStatements: boolean;
+  /** The queue of our drain runs; with `postgres`, the peer is BullMQ on its PostgreSQL backend. */
+  queue: 'redis' | 'postgres';
 };
 
 export const HELP = `npm run bench -- [--json] [--only=drain,peer,...] [--runs=N] [--size=value ...]
@@ -51,13 +56,15 @@ flags:
   --runs=N          runs per scenario (default 3 for drain, peer, enqueue, tick; 1 for the rest); medians + spread
   --no-info-log     skip the extra drain run with LOG_LEVEL=info
   --unnamed-statements  pair every drain run with one whose worker sends statements unnamed (RDS Proxy mode)
+  --queue=redis|postgres  the queue our drain and peer runs use (default redis); postgres: the peer is BullMQ on
+                    its PostgreSQL backend
 sizes (defaults):
 ${Object.entries(DEFAULTS)
   .map(([k, v]) => `  --${k}=${v}`)
   .join('\n')}`;
 
 export function parseOptions(argv: string[]): Options {
-  const opts: Options = { ...DEFAULTS, json: false, only: [...SCENARIOS], runs: null, infoLog: true, unnamedStatements: false };
+  const opts: Options = { ...DEFAULTS, json: false, only: [...SCENARIOS], runs: null, infoLog: true, unnamedStatements: false, queue: 'redis' };
   for (const arg of argv) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
     if (!m) throw new Error(`unknown argument ${arg}\n${HELP}`);
@@ -68,7 +75,10 @@ export function parseOptions(argv: string[]): Options {
     } else if (key === 'json') opts.json = true;
     else if (key === 'no-info-log') opts.infoLog = false;
     else if (key === 'unnamed-statements') opts.unnamedStatements = true;
-    else if (key === 'only') {
+    else if (key === 'queue') {
+      if (value !== 'redis' && value !== 'postgres') throw new Error('--queue must be redis or postgres');
+      opts.queue = value;
+    } else if (key === 'only') {
       const names = (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
       const known = [...SCENARIOS, ...DIAGNOSTICS] as string[];
       const bad = names.filter((n) => !known.includes(n));
