@@ -49,7 +49,7 @@ export const redis =
       })
     : null;
 
-/** API keys, comma-separated. Set it for every stage: `npx sst secret set ApiKeys <keys> --fallback`. */
+/** API keys, comma-separated `name:role:key` entries (or bare admin keys), as API_KEYS. Set it for every stage: `npx sst secret set ApiKeys <keys> --fallback`. */
 export const apiKeys = new sst.Secret('ApiKeys');
 
 // Generated passwords may contain URL delimiters (the Redis auth token uses "!&#$^<>-").

@@ -60,7 +60,7 @@ describe.skipIf(!HAS_CHROMIUM)(title, () => {
     await page.getByRole('status').getByText(`Job #${job.id} saved as version 2`).waitFor();
 
     const history = page.getByRole('table', { name: 'Versions of this job, newest first' });
-    await expect(history.getByRole('row').nth(1).innerText()).resolves.toMatch(/v2[\s\S]*dashboard[\s\S]*cron_expr: \*\/5 \* \* \* \* → 15 3 \* \* \*/);
+    await expect(history.getByRole('row').nth(1).innerText()).resolves.toMatch(/v2[\s\S]*key1[\s\S]*cron_expr: \*\/5 \* \* \* \* → 15 3 \* \* \*/);
     await expect(history.innerText()).resolves.toMatch(/timezone: UTC → Europe\/Paris/);
     await expect(history.innerText()).resolves.toMatch(/command: echo before → echo after/);
     await expect(page.getByText('15 3 * * *').first().isVisible()).resolves.toBe(true);

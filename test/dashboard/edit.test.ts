@@ -29,14 +29,14 @@ async function editForm(id: string, changes: Record<string, string>) {
 }
 
 describe('dashboard edit', () => {
-  it('prefills, saves as a new version by "dashboard", keeps managed_by, and refuses what create refuses', async () => {
+  it('prefills, saves as a new version by the signed-in key (anonymous when open), keeps managed_by, and refuses what create refuses', async () => {
     const job = await h.createJob({ cron_expr: '*/5 * * * *', managed_by: 'jobs-apply', payload: { team: 'ops' } });
     const saved = await b.request('POST', `/jobs/${job.id}/edit`, { form: await editForm(job.id, { cron_expr: '*/10 * * * *' }) });
     expect(saved.status, saved.text.match(/<div class="error-summary"[\s\S]*?<\/div>/)?.[0]).toBe(303);
     const after = await h.env.store.jobGet(job.id);
     expect(after).toMatchObject({ cronExpr: '*/10 * * * *', managedBy: 'jobs-apply', version: 2, payload: { team: 'ops' } });
     const versions = await h.env.store.jobVersions(job.id);
-    expect(versions![0]).toMatchObject({ actor: 'dashboard', changes: [{ field: 'cron_expr', old: '*/5 * * * *', new: '*/10 * * * *' }] });
+    expect(versions![0]).toMatchObject({ actor: 'anonymous', changes: [{ field: 'cron_expr', old: '*/5 * * * *', new: '*/10 * * * *' }] });
 
     const refused = await b.request('POST', `/jobs/${job.id}/edit`, { form: await editForm(job.id, { cron_expr: '0 0 30 2 *', priority: '500' }) });
     expect(refused.status).toBe(400);

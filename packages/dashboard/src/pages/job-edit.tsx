@@ -46,7 +46,8 @@ export async function editJobSubmit(r: DashRequest): Promise<Response> {
   try {
     const { job: saved, changed } = await updateJob(r.commands, {
       id: job.id,
-      actor: 'dashboard',
+      // The signed-in key's name, as every change records it (the API's, and the dashboard's create).
+      actor: r.commands.actor?.keyName ?? 'dashboard',
       plan: (current) => {
         // The form has no field for it: a job an apply manages stays managed.
         const next = { ...spec, managedBy: current.managedBy };

@@ -8,7 +8,7 @@ import { formatDuration, formatJson } from '../format';
 import { renderLive, renderPage } from '../render';
 import { ActionButton, ExecutionRow, JobActions, Pre, Schedule, Status, Table, When, ZonedTime, executionHeaders } from '../ui/components';
 import { PageHeader } from '../ui/layout';
-import type { DashRequest } from '../view';
+import { can, type DashRequest } from '../view';
 
 const RECENT = 20;
 /** Versions the job page lists (GET /api/v1/jobs/{id}/versions has up to 1,000). */
@@ -203,14 +203,18 @@ export async function jobPage(r: DashRequest): Promise<Response> {
         actions={
           <>
             <JobActions view={r.view} job={job} returnTo={path} />
-            <div class="button-row">
-              <a class="btn" href={`/jobs/${job.id}/edit`}>
-                Edit
-              </a>
-              <a class="btn" href={`/jobs/${job.id}/backfill`}>
-                Backfill…
-              </a>
-            </div>
+            {can(r.view, 'operate') && (
+              <div class="button-row">
+                {can(r.view, 'admin') && (
+                  <a class="btn" href={`/jobs/${job.id}/edit`}>
+                    Edit
+                  </a>
+                )}
+                <a class="btn" href={`/jobs/${job.id}/backfill`}>
+                  Backfill…
+                </a>
+              </div>
+            )}
           </>
         }
       />
