@@ -3,6 +3,7 @@
  * validated at start, all problems are reported at once, and nothing below functions/ ever reads process.env.
  */
 import { EXECUTION_STATUSES, LANES, parseDuration, type ExecutionStatus, type Lane } from '@jobs/core';
+import { parseApiKeys, type ApiKey } from '@jobs/api';
 import { closeSync, readFileSync } from 'node:fs';
 import { Resource } from 'sst/resource';
 
@@ -30,7 +31,10 @@ export interface Config {
   redisCluster: boolean;
   queuePrefix: string;
   httpPort: number;
-  apiKeys: string[];
+  /** `name:role:key` entries of API_KEYS (a bare key: an admin key named key<position>). */
+  apiKeys: ApiKey[];
+  /** Audit rows older than this are deleted by the scheduler pass (AUDIT_RETENTION, default 365d). */
+  auditRetentionMs: number;
   /** Host names the API answers besides loopback ones (with API_KEYS only); `*` for any. */
   allowedHosts: string[];
   /** False: command jobs are refused at create (400) and never run (handlers only). */
@@ -205,6 +209,7 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
     queuePrefix,
     httpPort: integer('HTTP_PORT', 8080, 0, 65535),
     apiKeys: apiKeys(text('API_KEYS', linked.apiKeys ?? ''), problems),
+    auditRetentionMs: duration('AUDIT_RETENTION', '365d', 60_000),
     allowedHosts: text('ALLOWED_HOSTS', '')
       .split(',')
       .map((h) => h.trim().toLowerCase())
@@ -255,17 +260,14 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
 }
 
 /**
- * API keys from their comma-separated list. A key is sent as a bearer token, so one holding whitespace or a character
- * outside printable ASCII could never be presented: refused at start (naming its position, never its text).
+ * API keys from their comma-separated list of `name:role:key` entries or bare keys. A key is sent as a bearer token,
+ * so one holding whitespace or a character outside printable ASCII could never be presented: refused at start
+ * (naming its position, never its text), as are repeated names and keys.
  */
-function apiKeys(list: string, problems: string[]): string[] {
-  const keys = list.split(',').map((k) => k.replace(/^[ \t]+|[ \t]+$/g, ''));
-  keys.forEach((key, i) => {
-    if (key !== '' && !/^[\x21-\x7e]+$/.test(key)) {
-      problems.push(`API_KEYS: key ${i + 1} holds whitespace or a character outside printable ASCII; a bearer token cannot carry it`);
-    }
-  });
-  return keys.filter(Boolean);
+function apiKeys(list: string, problems: string[]): ApiKey[] {
+  const parsed = parseApiKeys(list);
+  problems.push(...parsed.problems);
+  return parsed.keys;
 }
 
 /** The database number in a Redis URL's path; null when it is not a number. Whether the server has it is checked at start. */

@@ -38,6 +38,7 @@ const ENDPOINTS: [string, string][] = [
   ['get', '/api/v1/workers'],
   ['get', '/api/v1/stats'],
   ['get', '/api/v1/schedules/preview'],
+  ['get', '/api/v1/audit'],
   ['get', '/healthz'],
 ];
 

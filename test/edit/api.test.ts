@@ -25,13 +25,13 @@ describe('PATCH /jobs/{id}', () => {
     expect(versions.status).toBe(200);
     expect(versions.body.data.map((v: any) => v.version)).toEqual([2, 1]);
     expect(versions.body.data[0]).toMatchObject({
-      actor: 'api',
+      actor: 'anonymous',
       changes: [
         { field: 'cron_expr', old: '*/5 * * * *', new: '*/10 * * * *' },
         { field: 'priority', old: 0, new: 5 },
       ],
     });
-    expect(versions.body.data[1]).toMatchObject({ version: 1, actor: 'api', changes: [] });
+    expect(versions.body.data[1]).toMatchObject({ version: 1, actor: 'anonymous', changes: [] });
     expect(Date.parse(versions.body.data[0].created_at)).toBeGreaterThan(0);
   });
 

@@ -16,4 +16,5 @@ export * from './recovery';
 export * from './commands';
 export * from './edit';
 export * from './flow';
+export * from './access';
 export * from './trace-context';

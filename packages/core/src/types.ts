@@ -186,4 +186,6 @@ export interface Transition {
   error?: string | null;
   durationMs?: number | null;
   exitCode?: number | null;
+  /** The name of the API key whose request caused it (trigger, cancel, replay, pause, delete); never the key. */
+  by?: string;
 }

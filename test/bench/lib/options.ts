@@ -44,6 +44,8 @@ export type Options = { [K in keyof typeof DEFAULTS]: number } & {
   infoLog: boolean;
   /** Also run each drain with DATABASE_PREPARED_STATEMENTS=unnamed (the RDS Proxy mode), paired with the named one. */
   unnamedStatements: boolean;
+  /** The queue of our drain runs; with `postgres`, the peer is BullMQ on its PostgreSQL backend. */
+  queue: 'redis' | 'postgres';
 };
 
 export const HELP = `npm run bench -- [--json] [--only=drain,peer,...] [--runs=N] [--size=value ...]
@@ -54,13 +56,15 @@ flags:
   --runs=N          runs per scenario (default 3 for drain, peer, enqueue, tick; 1 for the rest); medians + spread
   --no-info-log     skip the extra drain run with LOG_LEVEL=info
   --unnamed-statements  pair every drain run with one whose worker sends statements unnamed (RDS Proxy mode)
+  --queue=redis|postgres  the queue our drain and peer runs use (default redis); postgres: the peer is BullMQ on
+                    its PostgreSQL backend
 sizes (defaults):
 ${Object.entries(DEFAULTS)
   .map(([k, v]) => `  --${k}=${v}`)
   .join('\n')}`;
 
 export function parseOptions(argv: string[]): Options {
-  const opts: Options = { ...DEFAULTS, json: false, only: [...SCENARIOS], runs: null, infoLog: true, unnamedStatements: false };
+  const opts: Options = { ...DEFAULTS, json: false, only: [...SCENARIOS], runs: null, infoLog: true, unnamedStatements: false, queue: 'redis' };
   for (const arg of argv) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
     if (!m) throw new Error(`unknown argument ${arg}\n${HELP}`);
@@ -71,7 +75,10 @@ export function parseOptions(argv: string[]): Options {
     } else if (key === 'json') opts.json = true;
     else if (key === 'no-info-log') opts.infoLog = false;
     else if (key === 'unnamed-statements') opts.unnamedStatements = true;
-    else if (key === 'only') {
+    else if (key === 'queue') {
+      if (value !== 'redis' && value !== 'postgres') throw new Error('--queue must be redis or postgres');
+      opts.queue = value;
+    } else if (key === 'only') {
       const names = (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
       const known = [...SCENARIOS, ...DIAGNOSTICS] as string[];
       const bad = names.filter((n) => !known.includes(n));

@@ -1,6 +1,7 @@
 /** @module routes/job-edits — jobs that change: PATCH, PUT by name (and its plan), the version history, and backfill. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { backfillJob, checkSpec, NotFoundError, updateJob, upsertJobByName, type CommandDeps, type EditPlan, type Job } from '@jobs/core';
+import { backfillJob, checkSpec, NotFoundError, updateJob, upsertJobByName, type EditPlan, type Job } from '@jobs/core';
+import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { validationFailed, zodDetails } from '../errors';
 import { jsonBody } from './bodies';
@@ -53,12 +54,13 @@ export function putInput(pathName: string, body: JobPutBody): { name: string; bo
 
 const withoutUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
-export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: CommandDeps): void {
+export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   app.openapi(
     createRoute({
       method: 'patch',
       path: '/jobs/{id}',
       operationId: 'updateJob',
+      middleware: [needs('admin', 'job.update')] as const,
       tags,
       summary: 'Change a job in place',
       description:
@@ -77,9 +79,9 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
     }),
     async (c) => {
       const patch = c.req.valid('json') as Record<string, unknown>;
-      const { job } = await updateJob(commands, {
+      const { job } = await updateJob(c.var.commands, {
         id: c.req.valid('param').id,
-        actor: c.get('actor'),
+        actor: c.var.principal.name,
         plan: (current) => patchPlan(current, patch, deps.shortLaneMaxTimeoutMs),
       });
       return c.json(jobJson(job), 200);
@@ -91,6 +93,7 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
       method: 'put',
       path: '/jobs/by-name/{name}',
       operationId: 'upsertJobByName',
+      middleware: [needs('admin', 'job.update')] as const,
       tags,
       summary: 'Create or replace a job by name',
       description:
@@ -108,9 +111,9 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
     async (c) => {
       const { name, body: full } = putInput(c.req.valid('param').name, c.req.valid('json'));
       const spec = toJobSpec(full, deps.shortLaneMaxTimeoutMs);
-      const { job, created } = await upsertJobByName(commands, {
+      const { job, created } = await upsertJobByName(c.var.commands, {
         name,
-        actor: c.get('actor'),
+        actor: c.var.principal.name,
         spec,
         allowPast: full.allow_past,
         plan: (current) => replacePlan(current, full, deps.shortLaneMaxTimeoutMs),
@@ -124,6 +127,8 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
       method: 'post',
       path: '/jobs/by-name/{name}/plan',
       operationId: 'planJobByName',
+      // Writes nothing, but it is half of an apply (the admin's work): the same role as the PUT it plans.
+      middleware: [needs('admin')] as const,
       tags,
       summary: 'What a PUT of this body would do, without doing it',
       description: 'The same validation as PUT /jobs/by-name/{name} (the same 400s); nothing is written. Used by `npm run jobs -- apply --dry-run`.',
@@ -133,7 +138,7 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
     async (c) => {
       const { name, body } = putInput(c.req.valid('param').name, c.req.valid('json'));
       const spec = toJobSpec(body, deps.shortLaneMaxTimeoutMs);
-      checkSpec(commands, spec, { now: deps.clock.now(), allowPast: body.allow_past, runAtChanged: true });
+      checkSpec(c.var.commands, spec, { now: deps.clock.now(), allowPast: body.allow_past, runAtChanged: true });
       const current = await deps.store.jobGetByName(name);
       if (!current) return c.json({ action: 'create' as const, job_id: null, changes: bodyChanges({}, specBody(spec)) }, 200);
       const { changes } = replacePlan(current, body, deps.shortLaneMaxTimeoutMs);
@@ -146,6 +151,7 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
       method: 'get',
       path: '/jobs/{id}/versions',
       operationId: 'listJobVersions',
+      middleware: [needs('read')] as const,
       tags,
       summary: "A job's versions, newest first: when, who, and the fields each changed (old and new values)",
       request: { params: IdParams },
@@ -165,6 +171,7 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
       method: 'post',
       path: '/jobs/{id}/backfill',
       operationId: 'backfillJob',
+      middleware: [needs('operate', 'job.backfill')] as const,
       tags,
       summary: 'Run the fire times a job had in a past range',
       description:
@@ -180,7 +187,7 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const result = await backfillJob(commands, {
+      const result = await backfillJob(c.var.commands, {
         jobId: c.req.valid('param').id,
         from: new Date(body.from),
         to: new Date(body.to),

@@ -53,7 +53,7 @@ time, .nowrap { white-space: nowrap; }
 .top nav a { display: block; padding: 0.4rem 0.7rem; border-radius: 6px; color: var(--fg); text-decoration: none; white-space: nowrap; }
 .top nav a:hover { background: var(--bg); }
 .top nav a[aria-current="page"] { background: var(--accent); color: var(--accent-fg); }
-.signout { margin-left: auto; }
+.signout { margin-left: auto; display: flex; align-items: center; gap: 0.75rem; }
 .banner { background: var(--st-retrying); color: var(--st-retrying-fg); padding: 0.6rem 1rem; text-align: center; border-bottom: 1px solid var(--border); }
 
 main { max-width: 1200px; margin: 0 auto; padding: 1.25rem 1rem 2rem; }

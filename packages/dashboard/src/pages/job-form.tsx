@@ -20,7 +20,6 @@ import {
   type JobFormValues,
 } from '../job-input';
 import { renderFragment, renderPage } from '../render';
-import { sessionKeys } from '../session';
 import { CsrfField, ZonedTime } from '../ui/components';
 import { CheckField, fieldId, SelectField, TextArea, TextField } from '../ui/fields';
 import { PageHeader } from '../ui/layout';
@@ -239,7 +238,7 @@ export async function newJobPage(r: DashRequest): Promise<Response> {
     if (readCookie(r.c, 'draft') !== undefined) clearCookie(r.c, 'draft');
     return renderForm(r, { ...JOB_FORM_DEFAULTS }, {}, 200);
   }
-  const draft = openDraft(sessionKeys(r.deps.apiKeys), readCookie(r.c, 'draft'));
+  const draft = openDraft(r.keys, readCookie(r.c, 'draft'));
   if (!draft || draft.id !== wanted) return renderForm(r, { ...JOB_FORM_DEFAULTS }, {}, 200, false, true);
   return renderForm(r, draft.values, draft.errors, 200, draft.preview);
 }
@@ -247,7 +246,7 @@ export async function newJobPage(r: DashRequest): Promise<Response> {
 /** Post/Redirect/Get: the form again at /jobs/new?draft=…, or in place when the draft is too large for a cookie. */
 function showAgain(r: DashRequest, values: JobFormValues, errors: FieldErrors, status: 200 | 400 | 409, preview = false) {
   const id = newDraftId();
-  const sealed = sealDraft(sessionKeys(r.deps.apiKeys), { id, values, errors, preview });
+  const sealed = sealDraft(r.keys, { id, values, errors, preview });
   if (sealed === null) return renderForm(r, values, errors, status, preview);
   writeCookie(r.c, 'draft', sealed);
   return r.c.redirect(`/jobs/new?draft=${id}`, 303);
@@ -259,7 +258,7 @@ export async function createJobSubmit(r: DashRequest): Promise<Response> {
   const { spec, errors } = jobSpecFromForm(values, r.deps.shortLaneMaxTimeoutMs);
   if (!spec) return showAgain(r, values, errors, 400);
   try {
-    const job = await createJob(r.commands, spec, { actor: 'dashboard' });
+    const job = await createJob(r.commands, spec);
     // The draft cookie is scoped to /jobs/new, so this request cannot see it: clear it blind.
     clearCookie(r.c, 'draft');
     setFlash(r.c, 'created', job.id);

@@ -4,7 +4,7 @@ import { keysetPage } from '@jobs/api';
 import { renderLive } from '../render';
 import { Cell, JobActions, Pager, Schedule, Status, Table, When } from '../ui/components';
 import { PageHeader } from '../ui/layout';
-import type { DashRequest } from '../view';
+import { can, type DashRequest } from '../view';
 
 const PAGE_SIZE = 50;
 const FILTERS: [value: string, label: string][] = [
@@ -46,7 +46,7 @@ export async function jobsPage(r: DashRequest): Promise<Response> {
         rows={page.data.length}
         empty={
           <>
-            No jobs{status ? ` with status ${status}` : ''} yet. <a href="/jobs/new">Create one</a>.
+            No jobs{status ? ` with status ${status}` : ''} yet.{can(r.view, 'admin') && <> <a href="/jobs/new">Create one</a>.</>}
           </>
         }
       >
@@ -99,9 +99,11 @@ export async function jobsPage(r: DashRequest): Promise<Response> {
           title="Jobs"
           subtitle="Cron, one-off and manual jobs. Times are in UTC unless a job's time zone says otherwise."
           actions={
-            <a class="btn btn-primary" href="/jobs/new">
-              New job
-            </a>
+            can(r.view, 'admin') && (
+              <a class="btn btn-primary" href="/jobs/new">
+                New job
+              </a>
+            )
           }
         />
         <StatusFilter current={status ?? ''} />
