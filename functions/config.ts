@@ -2,7 +2,7 @@
  * @module config — the one place that reads the environment (and SST's linked resources). Every variable is
  * validated at start, all problems are reported at once, and nothing below functions/ ever reads process.env.
  */
-import { EXECUTION_STATUSES, LANES, parseDuration, type ExecutionStatus, type Lane } from '@jobs/core';
+import { EXECUTION_STATUSES, LANES, parseAllowList, parseDuration, type ExecutionStatus, type Lane } from '@jobs/core';
 import { parseApiKeys, type ApiKey } from '@jobs/api';
 import { closeSync, readFileSync } from 'node:fs';
 import { Resource } from 'sst/resource';
@@ -41,6 +41,12 @@ export interface Config {
   commandJobs: boolean;
   /** User commands run as when the worker is root (null: the default, `nobody`). */
   jobUser: string | null;
+  /** HTTP_TARGET_ALLOW: CIDRs and host names HTTP targets may reach although the guard denies them. */
+  httpTargetAllow: { cidrs: string[]; hosts: string[] };
+  /** HTTP_SIGNING_SECRET (or the linked HttpSigningSecret), split on commas: the first signs; empty: unsigned. */
+  httpSigningSecrets: string[];
+  /** LAMBDA_ENDPOINT: the Invoke endpoint of Lambda targets (null: the region's). */
+  lambdaEndpoint: string | null;
   /** Largest request body the API accepts. */
   bodyLimitBytes: number;
   scheduleIntervalMs: number;
@@ -183,6 +189,10 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
   if (namespace && !/^[A-Za-z0-9 ._/#:-]{1,255}$/.test(namespace)) {
     problems.push(`METRICS_NAMESPACE must be 1-255 letters, digits, spaces or . _ / # : - (got ${JSON.stringify(namespace)})`);
   }
+  const allow = parseAllowList(text('HTTP_TARGET_ALLOW', ''));
+  for (const problem of allow.problems) problems.push(`HTTP_TARGET_ALLOW: ${problem}`);
+  const lambdaEndpoint = text('LAMBDA_ENDPOINT', '');
+  if (lambdaEndpoint) url('LAMBDA_ENDPOINT', lambdaEndpoint, ['http:', 'https:']);
   const metricsToken = text('METRICS_TOKEN', '');
   if (metricsToken && !/^[\x21-\x7e]{16,1000}$/.test(metricsToken)) {
     problems.push('METRICS_TOKEN must be 16-1000 printable ASCII characters without whitespace (a bearer token)');
@@ -216,6 +226,10 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
       .filter(Boolean),
     commandJobs: oneOf('COMMAND_JOBS', 'on', ['on', 'off'] as const) === 'on',
     jobUser: text('JOB_USER', '') || null,
+    httpTargetAllow: { cidrs: allow.cidrs, hosts: allow.hosts },
+    // Secrets are never echoed in a problem: only their count matters.
+    httpSigningSecrets: text('HTTP_SIGNING_SECRET', linked.httpSigningSecret ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    lambdaEndpoint: lambdaEndpoint || null,
     bodyLimitBytes: integer('BODY_LIMIT_BYTES', 256 * 1024, 1024, 6 * 1024 * 1024),
     scheduleIntervalMs,
     lookaheadMs: duration('LOOKAHEAD', `${Math.max(2 * scheduleIntervalMs, 5000)}ms`, 100),
@@ -303,6 +317,7 @@ export interface LinkedCredentials {
   databasePassword?: string;
   redisPassword?: string;
   apiKeys?: string;
+  httpSigningSecret?: string;
 }
 
 /**
@@ -325,6 +340,7 @@ export function linkedCredentials(): LinkedCredentials {
     databasePassword: field('Database', 'password'),
     redisPassword: field('Redis', 'password'),
     apiKeys: field('ApiKeys', 'value'),
+    httpSigningSecret: field('HttpSigningSecret', 'value'),
   };
 }
 

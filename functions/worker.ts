@@ -6,7 +6,7 @@
  * a margin (SHUTDOWN_GRACE, or 10 s when that is 0): it never starts an attempt it cannot finish. It then waits for
  * its running attempts, writes every outcome, deregisters and returns its counts.
  */
-import { Worker, type WorkerCounts } from '@jobs/core';
+import { Worker, type Runner, type WorkerCounts } from '@jobs/core';
 import { BUILTIN_HANDLERS, createRunner, type Handler } from '@jobs/runner';
 import type { Context as LambdaContext, EventBridgeEvent } from 'aws-lambda';
 import { hostname } from 'node:os';
@@ -14,7 +14,7 @@ import { commandSetup, type CommandSetup } from './command-setup';
 import { newWorkerId } from './context';
 import type { WorkAvailableDetail } from './events';
 import { budgetMs, lambdaHandler, lambdaResources, wakeHorizonMs, type LambdaResources } from './lambda';
-import { VERSION, loadHandlers } from './worker-setup';
+import { VERSION, loadHandlers, targetOptions } from './worker-setup';
 
 /** No work seen for this long ends the invocation: a woken Lambda must not bill for waiting. */
 export const IDLE_EXIT_MS = 2_000;
@@ -36,6 +36,8 @@ export interface WorkerSummary extends WorkerCounts {
 interface Prepared {
   handlers: Record<string, Handler>;
   commands: CommandSetup;
+  /** One per container, so HTTP targets reuse its connection pool from one invocation to the next. */
+  runner: Runner;
 }
 
 /** Per container context: the loaded handlers, the command setup and the cancel subscription, set up once. */
@@ -76,12 +78,12 @@ export async function drainShortLane(
     return summary(null, empty, 'no-budget');
   }
 
-  const { handlers, commands } = await prepare(ctx);
+  const { runner } = await prepare(ctx);
   const worker = new Worker(
     {
       store: ctx.store,
       queue: ctx.queue,
-      runner: createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing }),
+      runner,
       clock: ctx.clock,
       sink: ctx.sink,
       logger,
@@ -143,7 +145,8 @@ function prepare(ctx: LambdaResources): Promise<Prepared> {
       } catch (error) {
         ctx.logger.warn({ event: 'lambda.worker_cancel_subscribe_failed', err: String(error) });
       }
-      return { handlers, commands };
+      const runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, ...targetOptions(ctx.config) });
+      return { handlers, commands, runner };
     })();
     ready.catch(() => prepared.delete(ctx));
     prepared.set(ctx, ready);

@@ -171,6 +171,8 @@ describe('GET /api/v1/audit', () => {
 
     expect((await h.call('GET', '/api/v1/audit?action=job.explode', { headers: admin })).status).toBe(400);
     expect((await h.call('GET', '/api/v1/audit', { headers: operate })).status).toBe(403);
+    const peeked = await h.call('GET', '/api/v1/audit?action=audit.read', { headers: admin });
+    expect(peeked.body.data).toMatchObject([{ key: 'ci', action: 'audit.read', outcome: 'refused', target: '/api/v1/audit' }]);
   });
 
   it('records the source address the platform saw, never X-Forwarded-For', async () => {

@@ -12,6 +12,7 @@ import { median } from './lib/stats';
 import { bullDrainOnce, oursDrainOnce } from './scenarios/drain';
 import { bullPostgresDrainOnce } from './scenarios/drain-bullmq-postgres';
 import { enqueueScenario } from './scenarios/enqueue';
+import { httpScenario } from './scenarios/http';
 import { latencyScenario } from './scenarios/latency';
 import { metricsScenario } from './scenarios/metrics';
 import { profileScenario } from './scenarios/profile';
@@ -185,6 +186,12 @@ async function main() {
   if (selected.has('tick')) {
     const runs = opts.runs ?? 3;
     await guard('tick', runs, { jobs: opts['tick-jobs'], due: opts['tick-due'] }, (c) => tickScenario(c, ctx, runs));
+  }
+  if (selected.has('http')) {
+    const runs = opts.runs ?? 1;
+    await guard('http', runs, { n: opts.n, concurrency: opts.concurrency, worker: 'functions/worker-process.ts (1 process)', receiver: 'test/bench/http-receiver.ts (1 process)' }, (c) =>
+      httpScenario(c, { n: opts.n, concurrency: opts.concurrency, runs, profile: opts['http-profile'] === 1, progress }),
+    );
   }
   if (selected.has('metrics')) {
     const runs = opts.runs ?? 3;

@@ -65,8 +65,8 @@ describe('PATCH /jobs/{id}', () => {
     const job = await h.createJob({ cron_expr: '0 * * * *' });
     const cases: [unknown, string, RegExp][] = [
       [{ run_at: new Date(Date.now() + 60_000).toISOString() }, 'run_at', /mutually exclusive/],
-      [{ handler: 'noop' }, 'handler', /exactly one of command or handler/],
-      [{ command: null }, 'command', /exactly one of command/],
+      [{ handler: 'noop' }, 'handler', /give exactly one target \(command, handler, http or lambda\), not command and handler/],
+      [{ command: null }, 'command', /give exactly one target: command/],
       [{ cron_expr: '0 0 30 2 *' }, 'cron_expr', /never fires/],
       [{ timezone: 'Mars/Base' }, 'timezone', /unknown time zone/],
       [{ priority: 101 }, 'priority', /100/],

@@ -38,7 +38,7 @@ describe.each([
       expect(link.includes(db), name).toBe(true);
       expect(linkedCredentials(fn(name)).redisPassword, name).toBeUndefined();
     }
-    if (!scenario.dev) expect(Object.keys(ssmParameters(graph, service()))).toEqual(['DATABASE_URL']);
+    if (!scenario.dev) expect(Object.keys(ssmParameters(graph, service()))).toEqual(['DATABASE_URL', 'HTTP_SIGNING_SECRET']);
   });
 
   it('tells every runtime to queue on PostgreSQL, and the runtime accepts it', async () => {

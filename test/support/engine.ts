@@ -11,7 +11,7 @@ import {
   type Lane,
   type WorkerOptions,
 } from '@jobs/core';
-import { BUILTIN_HANDLERS, createRunner, findSupervisor, type Handler, type Supervision } from '@jobs/runner';
+import { BUILTIN_HANDLERS, createRunner, findSupervisor, type Handler, type RunnerOptions, type Supervision } from '@jobs/runner';
 import { randomBytes } from 'node:crypto';
 import { recorder, type TestEnv } from './env';
 
@@ -30,9 +30,9 @@ export function engine(env: TestEnv, options: { clock?: Clock } = {}) {
     deps: deps as typeof deps & CommandDeps,
     clock,
     /** Starts a worker in this process; stopped by stopAll(). */
-    async worker(opts: Partial<WorkerOptions> & { handlers?: Record<string, Handler> } = {}) {
+    async worker(opts: Partial<WorkerOptions> & { handlers?: Record<string, Handler>; targets?: Pick<RunnerOptions, 'http' | 'lambda'> } = {}) {
       const worker = new Worker(
-        { ...deps, runner: createRunner({ handlers: { ...BUILTIN_HANDLERS, ...opts.handlers }, supervision }) },
+        { ...deps, runner: createRunner({ handlers: { ...BUILTIN_HANDLERS, ...opts.handlers }, supervision, ...opts.targets }) },
         {
           id: `test-${randomBytes(4).toString('hex')}`,
           kind: 'local',

@@ -1,5 +1,5 @@
 /** @module deps — what the API needs from the outside; functions/ builds it once per process from Context + Config. */
-import type { Clock, CommandDeps, Logger, QueueAdapter, TraceSpan, Tracing, TransitionSink } from '@jobs/core';
+import type { AddressPolicy, Clock, CommandDeps, Logger, QueueAdapter, TraceSpan, Tracing, TransitionSink } from '@jobs/core';
 import type { Store } from '@jobs/store';
 import type { ApiKey, Principal } from './keys';
 
@@ -9,6 +9,8 @@ export interface ApiDeps {
   clock: Clock;
   sink: TransitionSink;
   logger: Logger;
+  /** Which addresses HTTP targets may reach (HTTP_TARGET_ALLOW); a denied literal address is a 400 at create. */
+  targetPolicy?: AddressPolicy;
   /**
    * Keys accepted on /api/v1 and by the dashboard, each with a name and a role; a bare string is an admin key named
    * by its position (key1, key2, …). Empty: the API is open (local development only, loopback requests only).

@@ -401,64 +401,7 @@ export interface paths {
             cookie?: never;
         };
         /** The audit trail: every change and refused attempt, newest first (filter by key name, action, target, outcome) */
-        get: {
-            parameters: {
-                query?: {
-                    outcome?: "ok" | "refused";
-                    /** @description Only rows of the key with this name. */
-                    key?: string;
-                    action?: "job.create" | "job.update" | "job.delete" | "job.trigger" | "job.pause" | "job.resume" | "job.backfill" | "execution.cancel" | "execution.replay" | "lane.pause" | "lane.resume" | "session.sign_in" | "session.sign_out";
-                    /** @description Only rows about this target, e.g. `job:42`, `execution:7`, `lane:short`. */
-                    target?: string;
-                    /** @description Page size, 1..200 (default 50). */
-                    limit?: number;
-                    /** @description The `next_cursor` of the previous page. */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of audit rows */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuditPage"];
-                    };
-                };
-                /** @description Invalid input */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing or invalid API key */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listAudit"];
         put?: never;
         post?: never;
         delete?: never;
@@ -492,6 +435,13 @@ export interface components {
             run_at: string | null;
             command: string | null;
             handler: string | null;
+            http: components["schemas"]["HttpTargetOut"];
+            lambda: components["schemas"]["LambdaTargetOut"];
+            /**
+             * @description The target in words.
+             * @example POST https://api.example.com/hooks/nightly
+             */
+            target: string;
             payload?: unknown;
             /** @enum {string} */
             status: "active" | "paused";
@@ -545,6 +495,20 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** @description Secret-looking header values are masked. */
+        HttpTargetOut: {
+            url: string;
+            /** @enum {string} */
+            method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+            headers: {
+                [key: string]: string;
+            };
+            body?: unknown;
+        } | null;
+        LambdaTargetOut: {
+            function: string;
+            qualifier: string | null;
+        } | null;
         Error: {
             error: {
                 /** @example validation_failed */
@@ -584,12 +548,38 @@ export interface components {
              */
             allow_past: boolean;
             /**
-             * @description Shell command (exactly one of command or handler).
+             * @description Shell command (exactly one of command, handler, http, lambda).
              * @example echo hello
              */
             command?: string | null;
             /** @description Registered handler name. */
             handler?: string | null;
+            /** @description An HTTP request per attempt (see the README: outcome rules, signing, the address guard). */
+            http?: {
+                /** @example https://api.example.com/hooks/nightly */
+                url: string;
+                /**
+                 * @default POST
+                 * @enum {string}
+                 */
+                method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description Sent with every request. Values of secret-looking names (authorization, *-key, *token*, cookie) are stored and shown masked.
+                 * @default {}
+                 */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description A string is sent as is (text/plain), anything else as JSON. Default: the execution's payload as JSON. GET sends no body. */
+                body?: unknown;
+            } | null;
+            /** @description A RequestResponse Lambda invocation per attempt, the payload as the event. */
+            lambda?: {
+                /** @example billing-close */
+                function: string;
+                /** @example live */
+                qualifier?: string | null;
+            } | null;
             /** @description Any JSON (at most 64 KiB serialised). */
             payload?: unknown;
             /** @default 3 */
@@ -811,12 +801,38 @@ export interface components {
             run_at?: string | null;
             allow_past?: boolean;
             /**
-             * @description Shell command (exactly one of command or handler).
+             * @description Shell command (exactly one of command, handler, http, lambda).
              * @example echo hello
              */
             command?: string | null;
             /** @description Registered handler name. */
             handler?: string | null;
+            /** @description An HTTP request per attempt (see the README: outcome rules, signing, the address guard). */
+            http?: {
+                /** @example https://api.example.com/hooks/nightly */
+                url: string;
+                /**
+                 * @default POST
+                 * @enum {string}
+                 */
+                method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description Sent with every request. Values of secret-looking names (authorization, *-key, *token*, cookie) are stored and shown masked.
+                 * @default {}
+                 */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description A string is sent as is (text/plain), anything else as JSON. Default: the execution's payload as JSON. GET sends no body. */
+                body?: unknown;
+            } | null;
+            /** @description A RequestResponse Lambda invocation per attempt, the payload as the event. */
+            lambda?: {
+                /** @example billing-close */
+                function: string;
+                /** @example live */
+                qualifier?: string | null;
+            } | null;
             /** @description Any JSON (at most 64 KiB serialised). */
             payload?: unknown;
             max_retries?: number;
@@ -880,12 +896,38 @@ export interface components {
              */
             allow_past: boolean;
             /**
-             * @description Shell command (exactly one of command or handler).
+             * @description Shell command (exactly one of command, handler, http, lambda).
              * @example echo hello
              */
             command?: string | null;
             /** @description Registered handler name. */
             handler?: string | null;
+            /** @description An HTTP request per attempt (see the README: outcome rules, signing, the address guard). */
+            http?: {
+                /** @example https://api.example.com/hooks/nightly */
+                url: string;
+                /**
+                 * @default POST
+                 * @enum {string}
+                 */
+                method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description Sent with every request. Values of secret-looking names (authorization, *-key, *token*, cookie) are stored and shown masked.
+                 * @default {}
+                 */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description A string is sent as is (text/plain), anything else as JSON. Default: the execution's payload as JSON. GET sends no body. */
+                body?: unknown;
+            } | null;
+            /** @description A RequestResponse Lambda invocation per attempt, the payload as the event. */
+            lambda?: {
+                /** @example billing-close */
+                function: string;
+                /** @example live */
+                qualifier?: string | null;
+            } | null;
             /** @description Any JSON (at most 64 KiB serialised). */
             payload?: unknown;
             /** @default 3 */
@@ -1181,7 +1223,7 @@ export interface components {
             /** @description The name of the API key (never the key itself). */
             key: string;
             /** @enum {string} */
-            action: "job.create" | "job.update" | "job.delete" | "job.trigger" | "job.pause" | "job.resume" | "job.backfill" | "execution.cancel" | "execution.replay" | "lane.pause" | "lane.resume" | "session.sign_in" | "session.sign_out";
+            action: "job.create" | "job.update" | "job.delete" | "job.trigger" | "job.pause" | "job.resume" | "job.backfill" | "execution.cancel" | "execution.replay" | "lane.pause" | "lane.resume" | "session.sign_in" | "session.sign_out" | "audit.read";
             target: string;
             /**
              * @description `refused`: the key's role was too low, or a sign-in failed; nothing changed.
@@ -2750,6 +2792,64 @@ export interface operations {
             };
             /** @description Unknown id */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAudit: {
+        parameters: {
+            query?: {
+                outcome?: "ok" | "refused";
+                /** @description Only rows of the key with this name. */
+                key?: string;
+                action?: "job.create" | "job.update" | "job.delete" | "job.trigger" | "job.pause" | "job.resume" | "job.backfill" | "execution.cancel" | "execution.replay" | "lane.pause" | "lane.resume" | "session.sign_in" | "session.sign_out" | "audit.read";
+                /** @description Only rows about this target, e.g. `job:42`, `execution:7`, `lane:short`. */
+                target?: string;
+                /** @description Page size, 1..200 (default 50). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit rows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

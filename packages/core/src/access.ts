@@ -40,6 +40,8 @@ export const AUDIT_ACTIONS = [
   'lane.resume',
   'session.sign_in',
   'session.sign_out',
+  // Only refused reads of the audit trail are recorded (by a key below admin); reads themselves are not changes.
+  'audit.read',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

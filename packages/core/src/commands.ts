@@ -11,8 +11,11 @@ import { firstRunAt } from './schedule';
 import { createdTransition, transition } from './transitions';
 import { isLimited, type Transition, type Execution, type ExecutionStatus, type FlowLimits, type Job, type Lane, type QueueItem } from './types';
 
-export type JobSpec = Omit<Job, 'id' | 'status' | 'limits' | 'managedBy' | 'version' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt'> & {
+export type JobSpec = Omit<Job, 'id' | 'status' | 'limits' | 'managedBy' | 'version' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt' | 'http' | 'lambda'> & {
   status?: Job['status'];
+  /** Default: none (the target is the command or handler). */
+  http?: Job['http'];
+  lambda?: Job['lambda'];
   /** Default: no limits. */
   limits?: FlowLimits;
   /** Default: null (made by hand). */

@@ -17,4 +17,6 @@ export * from './commands';
 export * from './edit';
 export * from './flow';
 export * from './access';
+export * from './targets';
+export * from './address-policy';
 export * from './trace-context';

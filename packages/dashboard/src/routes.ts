@@ -66,7 +66,7 @@ export const DASHBOARD_ROUTES: readonly DashboardRoute[] = [
 
   { method: 'GET', path: '/dead', access: 'page', role: 'read', handler: deadPage },
   { method: 'POST', path: '/dead/replay', access: 'action', role: 'operate', action: 'execution.replay', handler: bulkReplayAction },
-  { method: 'GET', path: '/audit', access: 'page', role: 'admin', handler: auditPage },
+  { method: 'GET', path: '/audit', access: 'page', role: 'admin', action: 'audit.read', handler: auditPage },
   { method: 'GET', path: '/workers', access: 'page', role: 'read', handler: workersPage },
   { method: 'GET', path: '/lanes', access: 'page', role: 'read', handler: lanesPage },
   { method: 'POST', path: '/lanes/:lane{short|long}/pause', access: 'action', role: 'operate', action: 'lane.pause', handler: pauseLaneAction },

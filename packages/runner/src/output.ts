@@ -6,6 +6,7 @@ export class CappedOutput {
   private readonly chunks: Buffer[] = [];
   private kept = 0;
   private dropped = 0;
+  private cutNote: string | null = null;
 
   constructor(private readonly limit: number = DEFAULT_OUTPUT_LIMIT) {}
 
@@ -23,12 +24,23 @@ export class CappedOutput {
   }
 
   get truncated(): boolean {
-    return this.dropped > 0;
+    return this.dropped > 0 || this.cutNote !== null;
+  }
+
+  /** No room left: a reader may stop reading (and say so with `markCut`). */
+  get full(): boolean {
+    return this.kept >= this.limit;
+  }
+
+  /** Marks the text as cut by the reader (the source was not read to its end, so no byte count is known). */
+  markCut(note: string): void {
+    this.cutNote = note;
   }
 
   /** The captured text; a cut is marked with how many bytes were dropped. Invalid UTF-8 at the cut is replaced. */
   toString(): string {
     const text = Buffer.concat(this.chunks).toString('utf8');
+    if (this.cutNote !== null) return `${text}\n${this.cutNote}`;
     return this.dropped > 0 ? `${text}\n[output truncated: ${this.dropped} more bytes not captured]` : text;
   }
 }

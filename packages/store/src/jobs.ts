@@ -39,6 +39,8 @@ export function specColumns(spec: JobSpec): { names: string[]; values: unknown[]
     ['run_at', spec.runAt],
     ['command', spec.command],
     ['handler', spec.handler],
+    ['http', spec.http ? JSON.stringify(spec.http) : null],
+    ['lambda', spec.lambda ? JSON.stringify(spec.lambda) : null],
     ['payload', JSON.stringify(spec.payload ?? null)],
     ['status', spec.status ?? 'active'],
     ['max_retries', spec.maxRetries],

@@ -1,13 +1,13 @@
 /** Command-line flags of `npm run bench`: `--name=value` (or `--flag`); every size has a default. */
 
-export const SCENARIOS = ['drain', 'enqueue', 'latency', 'peer', 'memory', 'schedule', 'tick', 'metrics'] as const;
+export const SCENARIOS = ['drain', 'enqueue', 'latency', 'peer', 'memory', 'schedule', 'tick', 'metrics', 'http'] as const;
 /** Diagnostics, run only when named in --only. */
 export const DIAGNOSTICS = ['profile'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number] | (typeof DIAGNOSTICS)[number];
 
 const DEFAULTS = {
-  n: 20_000, // drain, peer and memory: jobs per run
-  concurrency: 50, // drain, peer, latency worker
+  n: 20_000, // drain, peer, memory and http: jobs per run
+  concurrency: 50, // drain, peer, latency and http worker
   'mem-concurrency': 100,
   'limited-share': 0.5, // drain: also run with this share of the jobs under a per-key limit (0: skip)
   'limited-keys': 1000, // distinct key values of those jobs
@@ -28,6 +28,7 @@ const DEFAULTS = {
   'tick-jobs': 100_000,
   'tick-due': 10_000,
   'tick-repeats': 10, // none-due ticks per run
+  'http-profile': 0, // http: 1 = run its worker under --cpu-prof and summarise the profile
   'metrics-executions': 5_000_000, // metrics: finished executions in the history
   'metrics-live': 1_000, // metrics: live rows (queued, a tenth running)
   'metrics-scrapes': 200, // metrics: scrapes per run

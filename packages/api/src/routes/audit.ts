@@ -28,7 +28,8 @@ export function auditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
     createRoute({
       method: 'get',
       path: '/audit',
-      middleware: [needs('admin')] as const,
+      operationId: 'listAudit',
+      middleware: [needs('admin', 'audit.read')] as const,
       tags: ['audit'],
       summary: 'The audit trail: every change and refused attempt, newest first (filter by key name, action, target, outcome)',
       request: { query: AuditListQuery.extend(PageQuery) },

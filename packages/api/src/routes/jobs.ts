@@ -43,7 +43,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const job = await createJob(c.var.commands, toJobSpec(body, deps.shortLaneMaxTimeoutMs), { allowPast: body.allow_past });
+      const job = await createJob(c.var.commands, toJobSpec(body, deps.shortLaneMaxTimeoutMs, deps.targetPolicy), { allowPast: body.allow_past });
       return c.json(jobJson(job), 201);
     },
   );

@@ -173,6 +173,10 @@ details.advanced[open] > summary { margin-bottom: 0.75rem; }
 .subhead { margin-top: 1rem; }
 ol.compact { margin: 0; padding-left: 1.4rem; }
 .stacked-fields { display: grid; gap: 1rem; }
+.target-group { display: grid; gap: 1rem; }
+form:has(select[name=target] option[value=command]:checked) .target-group:not([data-target=command]),
+form:has(select[name=target] option[value=http]:checked) .target-group:not([data-target=http]),
+form:has(select[name=target] option[value=lambda]:checked) .target-group:not([data-target=lambda]) { display: none; }
 .status-line { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: center; margin-bottom: 1rem; }
 .status-line .button-row { margin-left: auto; }
 meter { width: 4rem; vertical-align: middle; }

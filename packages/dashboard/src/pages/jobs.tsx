@@ -3,6 +3,7 @@ import type { FC } from 'hono/jsx';
 import { keysetPage } from '@jobs/api';
 import { renderLive } from '../render';
 import { Cell, JobActions, Pager, Schedule, Status, Table, When } from '../ui/components';
+import { TargetWords } from '../ui/target';
 import { PageHeader } from '../ui/layout';
 import { can, type DashRequest } from '../view';
 
@@ -42,7 +43,7 @@ export async function jobsPage(r: DashRequest): Promise<Response> {
     <>
       <Table
         caption="Jobs"
-        headers={['Name', 'Status', 'Schedule', 'Next run', 'Last run', 'Last outcome', 'Actions']}
+        headers={['Name', 'Target', 'Status', 'Schedule', 'Next run', 'Last run', 'Last outcome', 'Actions']}
         rows={page.data.length}
         empty={
           <>
@@ -56,6 +57,9 @@ export async function jobsPage(r: DashRequest): Promise<Response> {
             <tr>
               <Cell label="Name" class="wrap-anywhere">
                 <a href={`/jobs/${job.id}`}>{job.name}</a>
+              </Cell>
+              <Cell label="Target" class="wrap-anywhere">
+                <TargetWords job={job} />
               </Cell>
               <Cell label="Status">
                 <Status status={job.status} />
