@@ -6,7 +6,7 @@ export { ApiError, toApiError, zodDetails, type ErrorBody, type ErrorDetail } fr
 // What the dashboard (@jobs/dashboard) shares with the API: the job schema and its conversion, keyset pages.
 export { keysetPage } from './pagination';
 export { JobCreate } from './schemas/jobs';
-export { toJobSpec } from './serializers';
+export { bodyChanges, specBody, toJobSpec } from './serializers';
 // Roles and keys, shared with the dashboard and with functions/config.ts.
 export { accessOf, actorOf, needs, OPEN_PRINCIPAL, refuseBelow, type RouteAccess } from './auth';
 export { apiKeyList, keyFingerprint, keyMatcher, parseApiKeys, type ApiKey, type Principal } from './keys';

@@ -54,9 +54,12 @@ const nums = (a: unknown): number[] | null => (Array.isArray(a) ? a.map(Number) 
  */
 async function finishedTotals(pool: pg.Pool): Promise<pg.QueryResult> {
   return withClient(pool, async (client) => {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     try {
-      const mark = await client.query('SELECT folded_through FROM execution_totals_mark');
+      // One round trip for both (the simple protocol runs them in order and answers each).
+      const begun = (await client.query(
+        'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT folded_through FROM execution_totals_mark',
+      )) as unknown as pg.QueryResult[];
+      const mark = begun[1]!;
       const rows = await client.query(
         `WITH rows AS (
            SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_totals
