@@ -11,6 +11,9 @@ import { verdict, type ScenarioDef } from '../types';
 export const poison: ScenarioDef = {
   name: 'poison-jobs',
   postgresQueue: true,
+  postgresQueueKnownBug:
+    'on the PostgreSQL queue healthy jobs wait longer while poison jobs kill workers (p95 trigger → success 16 s at load 10, ' +
+    'over the 10 s bound; the Redis queue passes at the same load): cause not found yet',
   async run(ctx) {
     const random = rng(ctx.seed + 6);
     const s = await createScenario(ctx.servers, 'poison-jobs', ctx.logRoot, ctx.queue);
