@@ -1,8 +1,9 @@
 /**
- * @module scheduler-loop — the local/container scheduler: runTick every SCHEDULE_INTERVAL, with the reaper, and
- * the reconciler every RECONCILE_INTERVAL. Several of these may run at once; every pass is safe to repeat.
+ * @module scheduler-loop — the local/container scheduler: runTick every SCHEDULE_INTERVAL, with the reaper and the
+ * retention pass, and the reconciler every RECONCILE_INTERVAL. Several of these may run at once; every pass is safe
+ * to repeat.
  */
-import { LANES, reapOnce, reconcileOnce, runTick } from '@jobs/core';
+import { LANES, newRetentionCursor, pruneOnce, reapOnce, reconcileOnce, runTick } from '@jobs/core';
 import type { Context } from './context';
 
 export interface SchedulerLoop {
@@ -11,6 +12,14 @@ export interface SchedulerLoop {
   nextPass(): Promise<void>;
 }
 
+/** Time one scheduler pass gives the retention pass (a tenth of the default interval). */
+export const RETENTION_BUDGET_MS = 1000;
+
+export const retentionRules = (config: Pick<Context['config'], 'historyRetentionMs' | 'deadRetentionMs'>) => ({
+  historyMs: config.historyRetentionMs,
+  deadMs: config.deadRetentionMs,
+});
+
 export function startSchedulerLoop(ctx: Context): SchedulerLoop {
   const { config, logger } = ctx;
   let stopped = false;
@@ -18,6 +27,7 @@ export function startSchedulerLoop(ctx: Context): SchedulerLoop {
   let current: Promise<void> | null = null;
   let lastReconcile = 0;
   let waiters: (() => void)[] = [];
+  const retention = newRetentionCursor();
 
   const pass = async () => {
     const started = Date.now();
@@ -41,6 +51,12 @@ export function startSchedulerLoop(ctx: Context): SchedulerLoop {
       } catch (error) {
         logger.warn({ event: 'scheduler.reconcile_failed', err: String(error) });
       }
+    }
+    try {
+      // Last, and within its own small budget: the scheduling passes above never wait for it.
+      await pruneOnce(ctx, { rules: retentionRules(config), cursor: retention, deadline: Date.now() + RETENTION_BUDGET_MS });
+    } catch (error) {
+      logger.warn({ event: 'scheduler.retention_failed', err: String(error) });
     }
     try {
       await ctx.store.workersPrune(Math.max(10 * config.leaseMs, 10 * 60_000));

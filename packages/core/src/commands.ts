@@ -9,8 +9,10 @@ import { firstRunAt } from './schedule';
 import { createdTransition, transition } from './transitions';
 import { isLimited, type Execution, type ExecutionStatus, type FlowLimits, type Job, type Lane, type QueueItem } from './types';
 
-export type JobSpec = Omit<Job, 'id' | 'status' | 'limits' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt'> & {
+export type JobSpec = Omit<Job, 'id' | 'status' | 'limits' | 'retentionDays' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt'> & {
   status?: Job['status'];
+  /** Default: null (the deployment's HISTORY_RETENTION). */
+  retentionDays?: number | null;
   /** Default: no limits. */
   limits?: FlowLimits;
 };

@@ -13,5 +13,6 @@ export * from './tick';
 export * from './worker';
 export * from './cancellation';
 export * from './recovery';
+export * from './retention';
 export * from './commands';
 export * from './flow';

@@ -200,6 +200,17 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       for (const item of items) await redis.lrem(keys.lane(item.lane).dead, 0, item.id);
     },
 
+    /**
+     * Removes ids of executions deleted by retention from the dead-letter lists. They are the oldest, at the tail
+     * (the list is newest first), so each LREM searches from the tail (count -1) and stops at its id.
+     */
+    async forgetPrunedDead(items: readonly { id: string; lane: Lane }[]): Promise<void> {
+      if (items.length === 0) return;
+      const pipeline = redis.pipeline();
+      for (const item of items) pipeline.lrem(keys.lane(item.lane).dead, -1, item.id);
+      for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
+    },
+
     /** Ids on the dead-letter list of a lane, newest first. */
     async deadIds(lane: Lane, limit = 100): Promise<string[]> {
       return redis.lrange(keys.lane(lane).dead, 0, limit - 1);

@@ -4,12 +4,14 @@
  *   const store = createStore(new pg.Pool({ connectionString }));
  *   await migrate(store.pool);
  */
-import type { CommandStore, RecoveryStore, TickStore, WorkerStore } from '@jobs/core';
+import type { CommandStore, RecoveryStore, RetentionStore, TickStore, WorkerStore } from '@jobs/core';
 import type pg from 'pg';
 import * as commands from './execution-commands';
 import * as executions from './executions';
 import * as flow from './flow';
 import * as reads from './executions-read';
+import * as minutes from './minutes';
+import * as retention from './retention';
 import * as jobs from './jobs';
 import * as workers from './workers';
 import { jobDefinitions } from './job-definitions';
@@ -61,6 +63,10 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     executionOutcomesPerMinute: (minutes?: number) => reads.executionOutcomesPerMinute(pool, minutes),
     executionLastOutcomes: (jobIds: readonly string[]) => reads.executionLastOutcomes(pool, jobIds),
     executionChain: (id: string) => reads.executionChain(pool, id),
+    // retention
+    executionsPrune: (input: Parameters<typeof retention.executionsPrune>[1]) => retention.executionsPrune(pool, input),
+    jobsWithShortRetention: (input: Parameters<typeof retention.jobsWithShortRetention>[1]) => retention.jobsWithShortRetention(pool, input),
+    executionMinutesPrune: (input: Parameters<typeof minutes.executionMinutesPrune>[1]) => minutes.executionMinutesPrune(pool, input),
     // flow control
     flowSnapshot: (input: Parameters<typeof flow.flowSnapshot>[1]) => flow.flowSnapshot(pool, input),
     executionsFinal: (ids: readonly string[]) => flow.executionsFinal(pool, ids),
@@ -78,5 +84,5 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
       return true;
     },
   };
-  return store satisfies TickStore & WorkerStore & RecoveryStore & CommandStore;
+  return store satisfies TickStore & WorkerStore & RecoveryStore & CommandStore & RetentionStore;
 }

@@ -32,15 +32,15 @@ export async function jobInsert(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date
       `INSERT INTO jobs (name, cron_expr, timezone, run_at, command, handler, payload, status, max_retries,
          backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
          misfire_deadline_ms, lane, priority, next_run_at, max_concurrency, concurrency_key, concurrency_key_path,
-         max_concurrency_per_key, rate_limit, rate_period_ms, rate_per_key)
+         max_concurrency_per_key, rate_limit, rate_period_ms, rate_per_key, retention_days)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-         $22, $23, $24, $25, $26, $27, $28)
+         $22, $23, $24, $25, $26, $27, $28, $29)
        RETURNING ${JOB_COLUMNS}`,
       [
         spec.name, spec.cronExpr, spec.timezone, spec.runAt, spec.command, spec.handler, JSON.stringify(spec.payload ?? null),
         spec.status ?? 'active', spec.maxRetries, spec.backoff.baseMs, spec.backoff.factor, spec.backoff.maxMs,
         spec.backoff.jitter, spec.timeoutMs, spec.overlap, spec.misfire, spec.catchUpMax, spec.misfireDeadlineMs,
-        spec.lane, spec.priority, spec.nextRunAt, ...limitColumns(spec.limits ?? NO_LIMITS),
+        spec.lane, spec.priority, spec.nextRunAt, ...limitColumns(spec.limits ?? NO_LIMITS), spec.retentionDays ?? null,
       ],
     );
     return toJob(rows[0]);

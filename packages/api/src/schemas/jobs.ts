@@ -150,6 +150,13 @@ export const JobCreate = z
     misfire: z.enum(MISFIRE_POLICIES).default('run_once'),
     catch_up_max: z.number().int().min(1).max(1000).default(10),
     misfire_deadline_seconds: z.number().int().min(1).max(MAX_DEADLINE_SECONDS).nullish(),
+    retention_days: z
+      .number()
+      .int()
+      .min(0)
+      .max(36_500)
+      .nullish()
+      .openapi({ description: 'Days finished executions are kept (failed and dead ones at least DEAD_RETENTION); 0: forever; null: HISTORY_RETENTION.' }),
     status: z.enum(JOB_STATUSES).default('active'),
     ...limitInputFields,
   })
@@ -179,6 +186,7 @@ export const Job = z
     misfire: z.enum(MISFIRE_POLICIES),
     catch_up_max: z.number().int(),
     misfire_deadline_seconds: z.number().nullable(),
+    retention_days: z.number().int().nullable(),
     ...limitOutputFields,
     next_run_at: NullableInstant.openapi({ description: 'Next fire time not yet materialised; null when paused or none is left.' }),
     last_run_at: NullableInstant.openapi({ description: 'When the latest attempt started.' }),
