@@ -25,6 +25,7 @@ export function apiDeps(ctx: Context): ApiDeps {
     sink: ctx.sink,
     logger: ctx.logger,
     apiKeys: ctx.config.apiKeys,
+    metricsToken: ctx.config.metricsToken ?? undefined,
     allowedHosts: ctx.config.allowedHosts,
     commandJobs: ctx.config.commandJobs,
     bodyLimitBytes: ctx.config.bodyLimitBytes,

@@ -52,6 +52,10 @@ export interface Config {
   handlersModule: string | null;
   /** CloudWatch namespace of the tick's metrics (EMF log lines); null: none are written. */
   metricsNamespace: string | null;
+  /** Bearer token GET /metrics accepts besides the API keys (scrapers); null: the keys only. */
+  metricsToken: string | null;
+  /** `npm run worker`: port of its own /metrics (per-process series); null: none served. */
+  metricsPort: number | null;
   /** The ECS agent endpoint ECS injects into containers (task scale-in protection); null elsewhere. */
   ecsAgentUri: string | null;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -167,6 +171,10 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
   if (namespace && !/^[A-Za-z0-9 ._/#:-]{1,255}$/.test(namespace)) {
     problems.push(`METRICS_NAMESPACE must be 1-255 letters, digits, spaces or . _ / # : - (got ${JSON.stringify(namespace)})`);
   }
+  const metricsToken = text('METRICS_TOKEN', '');
+  if (metricsToken && !/^[\x21-\x7e]{16,1000}$/.test(metricsToken)) {
+    problems.push('METRICS_TOKEN must be 16-1000 printable ASCII characters without whitespace (a bearer token)');
+  }
   const ecsAgentUri = text('ECS_AGENT_URI', '');
   if (ecsAgentUri && !/^https?:\/\//.test(ecsAgentUri)) problems.push(`ECS_AGENT_URI must be an http:// URL (got ${JSON.stringify(ecsAgentUri)})`);
 
@@ -204,6 +212,8 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
     eventTransitions: allTransitions ? null : listedTransitions,
     handlersModule: text('HANDLERS_MODULE', '') || null,
     metricsNamespace: namespace || null,
+    metricsToken: metricsToken || null,
+    metricsPort: text('METRICS_PORT', '') === '' ? null : integer('METRICS_PORT', 0, 0, 65535),
     ecsAgentUri: ecsAgentUri || null,
     logLevel: oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
     clockOffsetMs: integer('CLOCK_OFFSET_MS', 0, -86_400_000, 86_400_000),

@@ -9,6 +9,7 @@ const REDACT = [
   'databaseUrl',
   'redisUrl',
   'apiKeys',
+  'metricsToken',
   'password',
   '*.password',
   'authorization',

@@ -1,7 +1,8 @@
 /**
- * @module scheduler-loop — the local/container scheduler: runTick every SCHEDULE_INTERVAL, with the reaper and the
- * retention pass, and the reconciler every RECONCILE_INTERVAL. Several of these may run at once; every pass is safe
- * to repeat.
+ * @module scheduler-loop — the local/container scheduler: runTick every SCHEDULE_INTERVAL, with the reaper, the
+ * fold of closed minutes into the monotonic totals the Prometheus counters read (packages/store/src/metrics.ts) and
+ * the retention pass, and the reconciler every RECONCILE_INTERVAL. Several of these may run at once; every pass is
+ * safe to repeat.
  */
 import { LANES, newRetentionCursor, pruneOnce, reapOnce, reconcileOnce, runTick } from '@jobs/core';
 import type { Context } from './context';
@@ -51,6 +52,11 @@ export function startSchedulerLoop(ctx: Context): SchedulerLoop {
       } catch (error) {
         logger.warn({ event: 'scheduler.reconcile_failed', err: String(error) });
       }
+    }
+    try {
+      await ctx.store.totalsFold();
+    } catch (error) {
+      logger.warn({ event: 'scheduler.fold_failed', err: String(error) });
     }
     try {
       // Last, and within its own small budget: the scheduling passes above never wait for it.

@@ -8,6 +8,7 @@ import { commandSetup } from './command-setup';
 import type { Context } from './context';
 import { newWorkerId } from './context';
 import { createTaskProtection, protectLongAttempts } from './task-protection';
+import type { WorkerMetrics } from './worker-metrics';
 
 export const VERSION = '0.1.0';
 
@@ -29,7 +30,7 @@ export interface StartedWorker {
 
 export async function startWorker(
   ctx: Context,
-  options: { kind: WorkerKind; handlers?: Record<string, Handler>; concurrency?: number; id?: string },
+  options: { kind: WorkerKind; handlers?: Record<string, Handler>; concurrency?: number; id?: string; metrics?: WorkerMetrics },
 ): Promise<StartedWorker> {
   const handlers = { ...BUILTIN_HANDLERS, ...(await loadHandlers(ctx.config.handlersModule)), ...options.handlers };
   const commands = commandSetup(ctx.config, ctx.logger);
@@ -39,7 +40,7 @@ export async function startWorker(
     runner = protectLongAttempts(runner, createTaskProtection({ agentUri: ctx.config.ecsAgentUri, logger: ctx.logger }), { graceMs: ctx.config.shutdownGraceMs });
   }
   const worker = new Worker(
-    { store: ctx.store, queue: ctx.queue, runner, clock: ctx.clock, sink: ctx.sink, logger: ctx.logger },
+    { store: options.metrics ? options.metrics.timed(ctx.store) : ctx.store, queue: ctx.queue, runner, clock: ctx.clock, sink: ctx.sink, logger: ctx.logger },
     {
       id: options.id ?? newWorkerId(options.kind),
       kind: options.kind,

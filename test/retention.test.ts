@@ -101,6 +101,19 @@ describe('retention', () => {
     expect(first.minutes).toBe(8);
   });
 
+  it('deletes only roll-up minutes the monotonic totals already hold (at or before their watermark)', async () => {
+    await env.pool.query(`UPDATE execution_totals_mark SET folded_through = now() - interval '60 days'`);
+    await env.pool.query(
+      `INSERT INTO execution_minutes (minute, status, lane, count, duration_ms) VALUES
+         (date_trunc('minute', now() - interval '70 days'), 'succeeded', 'short', 1, 1),
+         (date_trunc('minute', now() - interval '40 days'), 'succeeded', 'short', 2, 2)`,
+    );
+    const result = await prune();
+    expect(result.minutes).toBe(1);
+    const { rows } = await env.pool.query(`SELECT count FROM execution_minutes`);
+    expect(rows.map((r) => Number(r.count))).toEqual([2]);
+  });
+
   it('0 keeps everything by default, while a job with its own retention is still pruned', async () => {
     const normal = await job();
     const short = await job(5);

@@ -10,11 +10,13 @@ import { bodyLimit } from './body-limit';
 import { hostGuard } from './host-guard';
 import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError, errorBody, onError, validationHook } from './errors';
+import { createProcessMetrics } from './metrics/http';
 import { requestLog } from './request-log';
 import { utf8Body } from './utf8-body';
 import { executionRoutes } from './routes/executions';
 import { flowRoutes } from './routes/flow';
 import { healthRoutes } from './routes/health';
+import { metricsRoutes } from './routes/metrics';
 import { jobRoutes } from './routes/jobs';
 import { systemRoutes } from './routes/system';
 
@@ -43,6 +45,8 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
     commandJobs: deps.commandJobs ?? true,
   };
 
+  const metrics = createProcessMetrics();
+  root.use('*', metrics.middleware);
   root.use('*', requestLog(deps.logger));
   root.use('*', hostGuard({ keyed: deps.apiKeys.length > 0, allowedHosts: deps.allowedHosts ?? [] }));
   root.use(
@@ -90,6 +94,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
     description: 'One of the keys in API_KEYS. Required on every /api/v1 route when API_KEYS is set.',
   });
   healthRoutes(root, deps);
+  metricsRoutes(root, deps, metrics);
   root.route(API_PREFIX, v1);
   for (const mount of mounts) mount(root, deps, commands);
 

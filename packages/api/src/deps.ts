@@ -11,6 +11,8 @@ export interface ApiDeps {
   logger: Logger;
   /** Bearer keys accepted on /api/v1; empty: the API is open (local development only, loopback requests only). */
   apiKeys: string[];
+  /** A bearer token GET /metrics accepts besides the API keys (METRICS_TOKEN), for scrapers. */
+  metricsToken?: string;
   /** Host names served besides loopback ones, when keys are set (`*`: any); see host-guard.ts. */
   allowedHosts?: string[];
   /** False: command jobs are refused at create (COMMAND_JOBS=off). Default true. */

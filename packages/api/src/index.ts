@@ -6,3 +6,5 @@ export { ApiError, toApiError, zodDetails, type ErrorBody, type ErrorDetail } fr
 export { keysetPage } from './pagination';
 export { JobCreate } from './schemas/jobs';
 export { toJobSpec } from './serializers';
+// Series read at scrape time, rendered by prom-client (the worker process's /metrics uses them too).
+export { SnapshotRegistry } from './metrics/snapshot';

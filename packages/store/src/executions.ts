@@ -157,7 +157,9 @@ const RECORD_SQL = `WITH start_input AS (
          AND ((e.status = 'running' AND e.lease_token = i.token)
            OR (e.status IN ('queued', 'retrying') AND e.lease_token IS NULL))
        RETURNING e.id, e.job_id, coalesce(e.root_id, e.id) AS root_id, e.attempt, e.lane, e.priority, e.payload,
-                 e.flow_key, i.status AS outcome, i.retry_delay_ms, i.duration_ms
+                 e.flow_key, i.status AS outcome, i.retry_delay_ms, i.duration_ms,
+                 CASE WHEN e.trigger IN ('cron', 'once')
+                      THEN greatest(0, extract(epoch FROM e.started_at - e.scheduled_for) * 1000) END AS lateness_ms
      ),
      retries AS (
        INSERT INTO executions (job_id, root_id, retry_of, attempt, trigger, status, lane, priority, scheduled_for, payload,
@@ -168,7 +170,7 @@ const RECORD_SQL = `WITH start_input AS (
        RETURNING ${CREATED_COLUMNS}
      ),
      minutes AS (
-       ${countInMinutes('done', 'outcome', 'duration_ms')}
+       ${countInMinutes('done', 'outcome', { durationMs: 'duration_ms', latenessMs: 'lateness_ms' })}
      )
      SELECT (SELECT coalesce(json_agg(id::text), '[]') FROM starts) AS started,
             (SELECT coalesce(json_agg(id::text), '[]') FROM done) AS done,

@@ -13,6 +13,7 @@ import * as reads from './executions-read';
 import * as minutes from './minutes';
 import * as retention from './retention';
 import * as jobs from './jobs';
+import * as metrics from './metrics';
 import * as workers from './workers';
 import { jobDefinitions } from './job-definitions';
 import { createTriggerBatcher } from './trigger-batch';
@@ -23,6 +24,8 @@ export { isId } from './jobs';
 export type { JobListFilter } from './jobs';
 export type { ExecutionListFilter, ExecutionStats, LaneLoad, MinuteOutcomes } from './executions-read';
 export type { LaneRow } from './flow';
+export type { FinishedTotals, LiveCounts, MetricsSnapshot } from './metrics';
+export { DURATION_BOUNDS_MS, LATENESS_BOUNDS_MS } from './minutes';
 
 export type Store = ReturnType<typeof createStore>;
 
@@ -73,6 +76,10 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     laneList: () => flow.laneList(pool),
     laneSetPaused: (input: Parameters<typeof flow.laneSetPaused>[1]) => flow.laneSetPaused(pool, input),
     executionsRetag: (jobId: string) => flow.executionsRetag(pool, jobId),
+    // metrics (the Prometheus scrape) and the fold that keeps its counters monotonic
+    metricsSnapshot: () => metrics.metricsSnapshot(pool),
+    totalsFold: () => metrics.totalsFold(pool),
+    totalsFoldedThrough: () => metrics.totalsFoldedThrough(pool),
     // workers
     workerUpsert: (info: Parameters<typeof workers.workerUpsert>[1]) => workers.workerUpsert(pool, info),
     workerListActive: (activeWithinMs: number) => workers.workerListActive(pool, activeWithinMs),

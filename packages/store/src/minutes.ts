@@ -1,19 +1,45 @@
 /**
  * @module minutes — the per-minute outcome counts (`execution_minutes`), kept by the statements that finish
- * executions, so throughput, success rate and 24-hour counts read at most 1,440 rows instead of the history.
+ * executions, so throughput, success rate, 24-hour counts and the Prometheus counters and histograms read at most
+ * a few thousand rows instead of the history.
  */
 import type pg from 'pg';
 
 /**
- * SQL for a CTE body that adds the rows of CTE `source` to the current minute, by `status` (an SQL expression over
- * `source`). Groups are written in a fixed order so concurrent writers lock the counter rows in the same order.
+ * Upper bounds (ms) of the attempt-duration histogram buckets. Part of the schema: the rows store one cumulative
+ * count per bound plus the total, so changing these needs a migration that rewrites `duration_le`.
  */
-export function countInMinutes(source: string, status: string, durationMs = '0'): string {
-  return `INSERT INTO execution_minutes (minute, status, count, duration_ms)
-       SELECT date_trunc('minute', now()), ${status}, count(*), coalesce(sum(${durationMs}), 0) FROM ${source}
-       GROUP BY 2 ORDER BY 2
-       ON CONFLICT (minute, status) DO UPDATE
-         SET count = execution_minutes.count + excluded.count, duration_ms = execution_minutes.duration_ms + excluded.duration_ms`;
+export const DURATION_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 900000, 3600000] as const;
+/** Upper bounds (ms) of the schedule-lateness buckets (start minus scheduled time of cron and one-off runs). */
+export const LATENESS_BOUNDS_MS = [10, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000] as const;
+
+/** `ARRAY[count(*) FILTER (WHERE v <= b1), ..., count(v)]`, or NULL when nothing is measured. */
+function buckets(value: string | undefined, bounds: readonly number[]): string {
+  if (value === undefined) return 'NULL::bigint[]';
+  const le = bounds.map((b) => `count(*) FILTER (WHERE ${value} <= ${b})`);
+  return `CASE WHEN count(${value}) = 0 THEN NULL ELSE ARRAY[${[...le, `count(${value})`].join(', ')}]::bigint[] END`;
+}
+
+/**
+ * SQL for a CTE body that adds the rows of CTE `source` (which has a `lane` column) to the current minute, by
+ * `status` (an SQL expression over `source`), with the durations and lateness (ms expressions, null when not
+ * measured) in their histograms. Groups are written in a fixed order so concurrent writers lock the counter rows
+ * in the same order.
+ */
+export function countInMinutes(source: string, status: string, measured: { durationMs?: string; latenessMs?: string } = {}): string {
+  const duration = measured.durationMs ?? '0';
+  const lateness = measured.latenessMs ?? '0';
+  return `INSERT INTO execution_minutes (minute, status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le)
+       SELECT date_trunc('minute', now()), ${status}, lane, count(*), coalesce(sum(${duration}), 0),
+              ${buckets(measured.durationMs, DURATION_BOUNDS_MS)}, coalesce(sum(${lateness}), 0),
+              ${buckets(measured.latenessMs, LATENESS_BOUNDS_MS)}
+       FROM ${source}
+       GROUP BY 2, 3 ORDER BY 2, 3
+       ON CONFLICT (minute, status, lane) DO UPDATE
+         SET count = execution_minutes.count + excluded.count, duration_ms = execution_minutes.duration_ms + excluded.duration_ms,
+             duration_le = buckets_add(execution_minutes.duration_le, excluded.duration_le),
+             lateness_ms = execution_minutes.lateness_ms + excluded.lateness_ms,
+             lateness_le = buckets_add(execution_minutes.lateness_le, excluded.lateness_le)`;
 }
 
 /** What one call of executionMinutesPrune took out of the roll-up, per status. */
@@ -22,8 +48,8 @@ export type PrunedMinutes = Record<string, { count: number; durationMs: number }
 /**
  * Deletes up to `limit` roll-up rows older than their status's retention (failed and dead: `deadMs`, never less than
  * `historyMs`; the rest: `historyMs`; null keeps forever), oldest first, and returns what the deleted rows counted.
- * The one place roll-up rows are ever deleted: a counter that must never decrease (a monotonic total of finished
- * attempts) folds the returned counts in here, in the same statement, before they are gone.
+ * The one place roll-up rows are ever deleted. The monotonic totals (execution_totals, metrics.ts) hold every
+ * minute up to their watermark, so only those minutes are deleted and the counters they feed never decrease.
  * @example const pruned = await executionMinutesPrune(pool, { historyMs: 30 * 86_400_000, deadMs: 90 * 86_400_000, limit: 1000 });
  */
 export async function executionMinutesPrune(
@@ -32,18 +58,20 @@ export async function executionMinutesPrune(
 ): Promise<PrunedMinutes> {
   if (input.historyMs === null) return {};
   const deadMs = input.deadMs === null ? null : Math.max(input.deadMs, input.historyMs);
-  // Walks the primary key (minute, status) from the oldest minute; every row it reads before the cut is deleted.
+  // Walks the primary key from the oldest minute. Only minutes the monotonic totals already hold (at or before
+  // their watermark, see metrics.ts) may go, so the Prometheus counters never drop.
   const { rows } = await pool.query(
     `WITH doomed AS (
-       SELECT minute, status FROM execution_minutes
+       SELECT minute, status, lane FROM execution_minutes
        WHERE minute < now() - make_interval(secs => $1::bigint / 1000.0)
+         AND minute <= (SELECT folded_through FROM execution_totals_mark)
          AND (status NOT IN ('failed', 'dead')
               OR ($2::bigint IS NOT NULL AND minute < now() - make_interval(secs => $2::bigint / 1000.0)))
        ORDER BY minute LIMIT $3
        FOR UPDATE SKIP LOCKED
      ),
      gone AS (
-       DELETE FROM execution_minutes m USING doomed d WHERE m.minute = d.minute AND m.status = d.status
+       DELETE FROM execution_minutes m USING doomed d WHERE m.minute = d.minute AND m.status = d.status AND m.lane = d.lane
        RETURNING m.status, m.count, m.duration_ms
      )
      SELECT status, sum(count)::bigint AS count, sum(duration_ms)::bigint AS duration_ms FROM gone GROUP BY status`,

@@ -77,7 +77,7 @@ export async function startWithOverlap(
              error = 'cancelled: replaced by execution ' || x.by || ' (overlap: replace)'
            FROM unnest($1::bigint[], $2::bigint[]) AS x(id, by)
            WHERE executions.id = x.id AND executions.status = 'running'
-           RETURNING executions.id, executions.job_id, executions.attempt, executions.worker_id
+           RETURNING executions.id, executions.job_id, executions.attempt, executions.worker_id, executions.lane
          ),
          counted AS (${countInMinutes('changed', "'cancelled'")})
          SELECT * FROM changed`,
@@ -91,7 +91,7 @@ export async function startWithOverlap(
            UPDATE executions SET status = 'skipped', finished_at = now(), error = x.reason
            FROM unnest($1::bigint[], $2::text[]) AS x(id, reason)
            WHERE executions.id = x.id AND executions.status IN ('queued', 'retrying')
-           RETURNING executions.id
+           RETURNING executions.id, executions.lane
          )
          ${countInMinutes('changed', "'skipped'")}`,
         [toSkip.map((s) => s.row.id), toSkip.map((s) => s.reason)],

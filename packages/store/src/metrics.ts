@@ -1,0 +1,129 @@
+/**
+ * @module metrics — what the Prometheus series read from PostgreSQL at scrape time, and the fold that keeps the
+ * finished-attempt counters monotonic.
+ *
+ * Counters and histograms are `execution_totals` (minutes up to a watermark, folded in by totalsFold) plus the
+ * `execution_minutes` rows after the watermark, read in one statement so a concurrent fold is seen entirely or
+ * not at all. Retention may delete old minutes (and executions) freely as long as they are at or before the
+ * watermark, which trails the clock by FOLD_LAG: the counters never see those rows again and never drop.
+ */
+import type pg from 'pg';
+
+/** A minute is folded only once it is this old: a transaction that began in it may still be adding to it. */
+export const FOLD_LAG = '10 minutes';
+/** The most one fold pass takes in (a bounded pass: after a long stop, catching up takes one pass per day missed). */
+export const FOLD_SPAN = '1 day';
+
+/** Finished attempts of one (status, lane), since the counters began, with their histograms' bucket counts. */
+export interface FinishedTotals {
+  status: string;
+  lane: string;
+  count: number;
+  durationMsSum: number;
+  /** Cumulative counts per DURATION_BOUNDS_MS bound, then the count measured; null: none measured. */
+  durationLe: number[] | null;
+  latenessMsSum: number;
+  latenessLe: number[] | null;
+}
+
+export interface LiveCounts {
+  status: string;
+  lane: string;
+  count: number;
+}
+
+export interface MetricsSnapshot {
+  finished: FinishedTotals[];
+  live: LiveCounts[];
+  /** Per lane, how long the oldest due execution that has not started has waited (ms); absent: none waits. */
+  oldestWaitingMs: Record<string, number>;
+}
+
+const nums = (a: unknown): number[] | null => (Array.isArray(a) ? a.map(Number) : null);
+
+/** Everything the /metrics scrape reads from PostgreSQL: two statements, neither of which scans the history. */
+export async function metricsSnapshot(pool: pg.Pool): Promise<MetricsSnapshot> {
+  const [finished, live] = await Promise.all([
+    pool.query(
+      `WITH rows AS (
+         SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_totals
+         UNION ALL
+         SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_minutes
+         WHERE minute > (SELECT folded_through FROM execution_totals_mark) AND lane <> ''
+       )
+       SELECT status, lane, sum(count)::bigint AS count, sum(duration_ms)::bigint AS duration_ms, buckets_sum(duration_le) AS duration_le,
+              sum(lateness_ms)::bigint AS lateness_ms, buckets_sum(lateness_le) AS lateness_le
+       FROM rows GROUP BY status, lane ORDER BY status, lane`,
+    ),
+    // Live rows only, through the executions_live partial index.
+    pool.query(
+      `SELECT status, lane, count(*)::int AS n,
+              extract(epoch FROM now() - min(scheduled_for) FILTER (WHERE status <> 'running' AND scheduled_for <= now())) * 1000 AS oldest_ms
+       FROM executions WHERE status IN ('queued', 'retrying', 'running') GROUP BY status, lane`,
+    ),
+  ]);
+  const oldestWaitingMs: Record<string, number> = {};
+  for (const r of live.rows) {
+    if (r.oldest_ms === null) continue;
+    const ms = Math.max(0, Number(r.oldest_ms));
+    oldestWaitingMs[r.lane] = Math.max(oldestWaitingMs[r.lane] ?? 0, ms);
+  }
+  return {
+    finished: finished.rows.map((r) => ({
+      status: r.status,
+      lane: r.lane,
+      count: Number(r.count),
+      durationMsSum: Number(r.duration_ms),
+      durationLe: nums(r.duration_le),
+      latenessMsSum: Number(r.lateness_ms),
+      latenessLe: nums(r.lateness_le),
+    })),
+    live: live.rows.map((r) => ({ status: r.status, lane: r.lane, count: r.n })),
+    oldestWaitingMs,
+  };
+}
+
+/**
+ * One bounded fold pass: adds the closed minutes after the watermark (at most FOLD_SPAN of them, none younger than
+ * FOLD_LAG) to execution_totals and moves the watermark, in one statement. Concurrent passes skip the locked
+ * watermark row instead of waiting, so running it from every scheduler tick is safe. Returns the minutes' groups
+ * folded and the new watermark (null: nothing to do, or another pass holds it).
+ * @example await totalsFold(pool)  // { groups: 4, foldedThrough: 2026-12-01T11:50:00.000Z }
+ */
+export async function totalsFold(pool: pg.Pool): Promise<{ groups: number; foldedThrough: Date | null }> {
+  const { rows } = await pool.query(
+    `WITH mark AS (
+       SELECT folded_through AS since,
+              least(folded_through + interval '${FOLD_SPAN}', date_trunc('minute', now()) - interval '${FOLD_LAG}') AS upto
+       FROM execution_totals_mark FOR UPDATE SKIP LOCKED
+     ),
+     source AS (
+       SELECT m.status, m.lane, sum(m.count) AS count, sum(m.duration_ms) AS duration_ms, buckets_sum(m.duration_le) AS duration_le,
+              sum(m.lateness_ms) AS lateness_ms, buckets_sum(m.lateness_le) AS lateness_le
+       FROM execution_minutes m, mark
+       WHERE m.minute > mark.since AND m.minute <= mark.upto AND m.lane <> ''
+       GROUP BY m.status, m.lane ORDER BY m.status, m.lane
+     ),
+     folded AS (
+       INSERT INTO execution_totals AS t (status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le)
+       SELECT * FROM source
+       ON CONFLICT (status, lane) DO UPDATE
+         SET count = t.count + excluded.count, duration_ms = t.duration_ms + excluded.duration_ms,
+             duration_le = buckets_add(t.duration_le, excluded.duration_le),
+             lateness_ms = t.lateness_ms + excluded.lateness_ms, lateness_le = buckets_add(t.lateness_le, excluded.lateness_le)
+       RETURNING 1
+     ),
+     moved AS (
+       UPDATE execution_totals_mark SET folded_through = mark.upto FROM mark WHERE mark.upto > mark.since
+       RETURNING folded_through
+     )
+     SELECT (SELECT count(*) FROM folded)::int AS groups, (SELECT folded_through FROM moved) AS folded_through`,
+  );
+  return { groups: rows[0].groups, foldedThrough: rows[0].folded_through };
+}
+
+/** The watermark: retention must delete only execution_minutes rows at or before it. */
+export async function totalsFoldedThrough(pool: pg.Pool): Promise<Date> {
+  const { rows } = await pool.query('SELECT folded_through FROM execution_totals_mark');
+  return rows[0].folded_through;
+}
