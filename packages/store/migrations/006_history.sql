@@ -12,3 +12,7 @@ ALTER TABLE jobs ADD COLUMN retention_days integer CHECK (retention_days BETWEEN
 CREATE INDEX executions_rare ON executions (status, id) WHERE status IN ('failed', 'dead', 'cancelled', 'skipped');
 -- The same within one job (`?job_id=7&status=failed`).
 CREATE INDEX executions_rare_job ON executions (job_id, status, id) WHERE status IN ('failed', 'dead', 'cancelled', 'skipped');
+
+-- The attempt chain's forward links (retries and replays of an execution): only rows that retry or replay another
+-- are in it, so the execution page reads its chain without walking the job's history.
+CREATE INDEX executions_retry_of ON executions (retry_of) WHERE retry_of IS NOT NULL;

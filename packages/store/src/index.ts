@@ -21,6 +21,7 @@ import { createTriggerBatcher } from './trigger-batch';
 export { migrate, migrations } from './migrate';
 export { StorePool, idempotent, isConnectionError, retrySafe, type StorePoolConfig, type StorePoolEvent } from './pool';
 export { isId } from './jobs';
+export { ORDERED_PLANS_SQL, executionListQuery } from './executions-read';
 export type { JobListFilter } from './jobs';
 export type { ExecutionListFilter, ExecutionStats, LaneLoad, MinuteOutcomes } from './executions-read';
 export type { LaneRow } from './flow';
@@ -39,8 +40,9 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     // jobs
     jobInsert: (spec: Parameters<typeof jobs.jobInsert>[1]) => jobs.jobInsert(pool, spec),
     jobGet: (id: string) => jobs.jobGet(pool, id),
-    jobNames: (ids: readonly string[]) => jobs.jobNames(pool, ids),
+    jobNames: (ids: readonly string[], options?: { live?: boolean }) => jobs.jobNames(pool, ids, options),
     jobList: (filter: jobs.JobListFilter) => jobs.jobList(pool, filter),
+    jobChoices: (limit: number) => jobs.jobChoices(pool, limit),
     jobSetStatus: (input: Parameters<typeof jobs.jobSetStatus>[1]) => jobs.jobSetStatus(pool, input),
     jobDelete: (id: string) => jobs.jobDelete(pool, id),
     jobsMaterialiseDue: (input: Parameters<typeof jobs.jobsMaterialiseDue>[1]) => jobs.jobsMaterialiseDue(pool, input),
