@@ -115,7 +115,7 @@ describe('errors', () => {
   });
 
   it('answers a wrong method with a JSON 405 and an Allow header', async () => {
-    const res = await h.call('PATCH', '/api/v1/jobs/1');
+    const res = await h.call('PUT', '/api/v1/jobs/1');
     expect(res.status).toBe(405);
     expect(res.body.error.code).toBe('method_not_allowed');
     expect(res.headers.get('allow')).toContain('DELETE');

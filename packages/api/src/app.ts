@@ -16,6 +16,7 @@ import { utf8Body } from './utf8-body';
 import { executionRoutes } from './routes/executions';
 import { flowRoutes } from './routes/flow';
 import { healthRoutes } from './routes/health';
+import { jobEditRoutes } from './routes/job-edits';
 import { metricsRoutes } from './routes/metrics';
 import { jobRoutes } from './routes/jobs';
 import { systemRoutes } from './routes/system';
@@ -69,6 +70,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
   );
   v1.use('*', utf8Body());
   jobRoutes(v1, deps, commands);
+  jobEditRoutes(v1, deps, commands);
   executionRoutes(v1, deps, commands);
   systemRoutes(v1, deps);
   flowRoutes(v1, deps, commands);

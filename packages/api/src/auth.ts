@@ -5,17 +5,22 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
+import type { ApiEnv } from './deps';
 import { ApiError } from './errors';
+
+/** Who a request acts as, recorded in job versions (one actor until API keys get names). */
+export const API_ACTOR = 'api';
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
 /**
  * @example app.use('*', bearerAuth(['k1', 'k2']))  // an empty list lets every request through
  */
-export function bearerAuth(keys: readonly string[]): MiddlewareHandler {
+export function bearerAuth(keys: readonly string[]): MiddlewareHandler<ApiEnv> {
   const accepted = keys.map(digest);
   const challenge = { 'WWW-Authenticate': 'Bearer realm="jobs"' };
   return async (c, next) => {
+    c.set('actor', API_ACTOR);
     if (accepted.length === 0) return next();
     const header = c.req.header('authorization');
     const match = header ? /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header) : null;

@@ -27,7 +27,11 @@ export interface ApiDeps {
   healthTimeoutMs?: number;
 }
 
-/** Hono environment of every route: the request id set by the request-log middleware. */
+/**
+ * Hono environment of every route: the request id set by the request-log middleware, and the actor (who makes the
+ * request, recorded in job versions) set by the auth middleware: "api" for every key today; a key's name once keys
+ * have names.
+ */
 export interface ApiEnv {
-  Variables: { requestId: string };
+  Variables: { requestId: string; actor: string };
 }

@@ -2,13 +2,13 @@
  * @module serializers — domain objects (camelCase, ms, Date) to the wire (snake_case, seconds, ISO strings), and the
  * create body to the core's JobSpec.
  */
-import { DEFAULT_BACKOFF, type Execution, type ExecutionSummary, type Job, type JobSpec, type WorkerInfo } from '@jobs/core';
+import { DEFAULT_BACKOFF, NO_LIMITS, type Execution, type ExecutionSummary, type Job, type JobChange, type JobSpec, type WorkerInfo } from '@jobs/core';
 import type { Queue } from '@jobs/queue';
 import type { ExecutionStats } from '@jobs/store';
 import { validationFailed } from './errors';
 import { limitsJson, toLimits } from './schemas/limits';
 import type { ExecutionJson, ExecutionSummaryJson } from './schemas/executions';
-import type { JobCreateBody, JobJson } from './schemas/jobs';
+import { JobFields, type JobCreateBody, type JobJson } from './schemas/jobs';
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 const seconds = (ms: number) => ms / 1000;
@@ -40,6 +40,8 @@ export function jobJson(job: Job): JobJson {
     misfire_deadline_seconds: job.misfireDeadlineMs === null ? null : seconds(job.misfireDeadlineMs),
     retention_days: job.retentionDays,
     ...limitsJson(job.limits),
+    managed_by: job.managedBy,
+    version: job.version,
     next_run_at: iso(job.nextRunAt),
     last_run_at: iso(job.lastRunAt),
     created_at: job.createdAt.toISOString(),
@@ -90,6 +92,7 @@ export function executionSummaryJson(e: ExecutionSummary): ExecutionSummaryJson 
     exit_code: e.exitCode,
     error: e.error,
     replayed_by: e.replayedBy,
+    job_version: e.jobVersion,
   };
 }
 
@@ -167,5 +170,39 @@ export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number): J
     lane: body.lane ?? (tooLongForShort ? 'long' : 'short'),
     priority: body.priority,
     limits: toLimits(body),
+    managedBy: body.managed_by ?? null,
   };
+}
+
+/**
+ * A definition as a create body (every field, in the API's names and units, `allow_past` aside): what PATCH merges
+ * into, and what versions compare. Fields are in the create body's order.
+ */
+export function specBody(spec: JobSpec): Omit<JobCreateBody, 'allow_past'> {
+  const job = jobJson({ ...spec, id: '', status: spec.status ?? 'active', limits: spec.limits ?? NO_LIMITS, managedBy: spec.managedBy ?? null,
+    retentionDays: spec.retentionDays ?? null,
+    version: 0, nextRunAt: null, lastRunAt: null, createdAt: EPOCH, updatedAt: EPOCH });
+  const body: Record<string, unknown> = {};
+  for (const key of Object.keys(JobFields.shape)) if (key !== 'allow_past') body[key] = (job as Record<string, unknown>)[key] ?? null;
+  return body as Omit<JobCreateBody, 'allow_past'>;
+}
+
+const EPOCH = new Date(0);
+
+/** The fields whose values differ between two create bodies, with both values. */
+export function bodyChanges(before: Record<string, unknown>, after: Record<string, unknown>): JobChange[] {
+  const changes: JobChange[] = [];
+  for (const field of Object.keys(after)) {
+    const old = before[field] ?? null;
+    const value = after[field] ?? null;
+    if (canonical(old) !== canonical(value)) changes.push({ field, old, new: value });
+  }
+  return changes;
+}
+
+/** JSON with object keys sorted: jsonb gives a payload's keys back in its own order, which is no change. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_, v) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
 }

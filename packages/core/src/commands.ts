@@ -5,16 +5,19 @@
 import { IdempotencyMismatchError, InvalidInputError, NotFoundError } from './errors';
 import { flowJobOf, type FlowQueue, type LaneState } from './flow';
 import type { Clock, CreatedExecution, Logger, TransitionSink } from './ports';
+import type { EditQueue, EditStore } from './edit';
 import { firstRunAt } from './schedule';
 import { createdTransition, transition } from './transitions';
 import { isLimited, type Execution, type ExecutionStatus, type FlowLimits, type Job, type Lane, type QueueItem } from './types';
 
-export type JobSpec = Omit<Job, 'id' | 'status' | 'limits' | 'retentionDays' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt'> & {
+export type JobSpec = Omit<Job, 'id' | 'status' | 'limits' | 'retentionDays' | 'managedBy' | 'version' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt'> & {
   status?: Job['status'];
   /** Default: null (the deployment's HISTORY_RETENTION). */
   retentionDays?: number | null;
   /** Default: no limits. */
   limits?: FlowLimits;
+  /** Default: null (made by hand). */
+  managedBy?: string | null;
 };
 
 /** A row that changed status because of a command, with what is needed to log it and to tell Redis. */
@@ -26,8 +29,9 @@ export interface ChangedExecution extends QueueItem {
   workerId: string | null;
 }
 
-export interface CommandStore {
-  jobInsert(spec: JobSpec & { nextRunAt: Date | null }): Promise<Job>;
+export interface CommandStore extends EditStore {
+  /** `actor` is recorded as the author of version 1 (default "api"). */
+  jobInsert(spec: JobSpec & { nextRunAt: Date | null; actor?: string }): Promise<Job>;
   jobGet(id: string): Promise<Job | null>;
   /** Sets status and next_run_at; cancels waiting scheduled runs when pausing. Null if the job does not exist. */
   jobSetStatus(input: { id: string; status: Job['status']; nextRunAt: Date | null }): Promise<{ job: Job; cancelled: ChangedExecution[] } | null>;
@@ -46,7 +50,7 @@ export interface CommandStore {
   laneSetPaused(input: { lane: Lane; paused: boolean }): Promise<LaneState & { pausedAt: Date | null }>;
 }
 
-export interface CommandQueue {
+export interface CommandQueue extends EditQueue {
   push(items: readonly QueueItem[]): Promise<void>;
   /** Best effort: drops waiting ids from the ready and delayed sets and tells their worker to kill running ones. */
   withdraw(items: readonly (QueueItem & { running: boolean })[]): Promise<void>;
@@ -75,19 +79,29 @@ export const COMMAND_JOBS_OFF = 'command jobs are disabled on this deployment (C
  * Creates a job. A one-off run time in the past is refused unless `allowPast` (it would run at once, or be dropped
  * as a misfire by the `skip` policy): a typo in a date must not run a job by surprise.
  */
-export async function createJob(deps: CommandDeps, spec: JobSpec, options: { allowPast?: boolean } = {}): Promise<Job> {
-  if (spec.command !== null && deps.commandJobs === false) throw new InvalidInputError(COMMAND_JOBS_OFF, 'command');
+export async function createJob(
+  deps: CommandDeps,
+  spec: JobSpec,
+  options: { allowPast?: boolean; actor?: string } = {},
+): Promise<Job> {
   const now = deps.clock.now();
-  if (spec.runAt && !options.allowPast && spec.runAt.getTime() < now.getTime() - RUN_AT_PAST_TOLERANCE_MS) {
+  checkSpec(deps, spec, { now, allowPast: options.allowPast ?? false, runAtChanged: true });
+  const nextRunAt = (spec.status ?? 'active') === 'active' ? firstRunAt(spec, now) : null;
+  const job = await deps.store.jobInsert({ ...spec, nextRunAt, actor: options.actor ?? 'api' });
+  if (isLimited(job.limits)) await syncLimits(deps, [job]);
+  return job;
+}
+
+/** The checks of a definition that need more than its own fields: the deployment's settings and the clock. */
+export function checkSpec(deps: CommandDeps, spec: JobSpec, options: { now: Date; allowPast: boolean; runAtChanged: boolean }): void {
+  if (spec.command !== null && deps.commandJobs === false) throw new InvalidInputError(COMMAND_JOBS_OFF, 'command');
+  const { now } = options;
+  if (spec.runAt && options.runAtChanged && !options.allowPast && spec.runAt.getTime() < now.getTime() - RUN_AT_PAST_TOLERANCE_MS) {
     throw new InvalidInputError(
       `is in the past (${spec.runAt.toISOString()}, now ${now.toISOString()}); send "allow_past": true to run it once right away`,
       'run_at',
     );
   }
-  const nextRunAt = (spec.status ?? 'active') === 'active' ? firstRunAt(spec, now) : null;
-  const job = await deps.store.jobInsert({ ...spec, nextRunAt });
-  if (isLimited(job.limits)) await syncLimits(deps, [job]);
-  return job;
 }
 
 /**
@@ -215,7 +229,7 @@ export async function deleteJob(deps: CommandDeps, id: string): Promise<void> {
   await announceCancelled(deps, result.cancelled, 'job deleted');
 }
 
-async function announceCancelled(deps: CommandDeps, changed: ChangedExecution[], reason: string): Promise<void> {
+export async function announceCancelled(deps: CommandDeps, changed: ChangedExecution[], reason: string): Promise<void> {
   if (changed.length === 0) return;
   const at = deps.clock.now();
   deps.sink.emit(
@@ -231,7 +245,7 @@ async function announceCancelled(deps: CommandDeps, changed: ChangedExecution[],
   }
 }
 
-async function pushOrLog(deps: CommandDeps, items: QueueItem[]): Promise<void> {
+export async function pushOrLog(deps: CommandDeps, items: QueueItem[]): Promise<void> {
   try {
     await deps.queue.push(items);
   } catch (error) {

@@ -15,4 +15,5 @@ export * from './cancellation';
 export * from './recovery';
 export * from './retention';
 export * from './commands';
+export * from './edit';
 export * from './flow';

@@ -22,5 +22,6 @@ export function toOutcome(
     durationMs: context.durationMs,
     retryDelayMs: retry ? retryDelayMs(execution.backoff, execution.attempt, context.random) : null,
     workerId: context.workerId,
+    jobVersion: execution.jobVersion,
   };
 }

@@ -106,6 +106,8 @@ export interface StartedExecution {
   overlap: OverlapPolicy;
   /** The concurrency key value it was queued under (null: its job had no limits then). */
   flowKey: string | null;
+  /** The version of the job's definition above (recorded on the execution when it starts). */
+  jobVersion: number;
 }
 
 /** The recorded result of one attempt, fenced by its lease token. */
@@ -127,6 +129,8 @@ export interface Outcome {
   workerId: string | null;
   /** How long ago, at write time, the attempt started: dates a start written together with its outcome. */
   startedAgoMs?: number;
+  /** The job version it ran (written when its start was not written separately). */
+  jobVersion?: number;
 }
 
 /** A start record: attempt `id` has been running for `elapsedMs` under `token`. */
@@ -134,6 +138,8 @@ export interface StartRecord {
   id: string;
   token: string;
   elapsedMs: number;
+  /** The job version it runs (see StartedExecution). */
+  jobVersion?: number;
 }
 
 export interface RecordResult extends FinishResult {

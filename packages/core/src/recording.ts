@@ -212,7 +212,12 @@ export class Recorder {
     const result: RecordResult = await this.deps.store.executionsRecord({
       workerId: this.options.workerId,
       leaseMs: this.options.leaseMs,
-      starts: starts.map((s) => ({ id: s.execution.id, token: s.execution.token, elapsedMs: Math.round(now - s.startedAt) })),
+      starts: starts.map((s) => ({
+        id: s.execution.id,
+        token: s.execution.token,
+        elapsedMs: Math.round(now - s.startedAt),
+        jobVersion: s.execution.jobVersion,
+      })),
       outcomes: outcomes.map((o) => {
         o.outcome.startedAgoMs = Math.round(now - o.started.startedAt);
         return o.outcome;

@@ -16,7 +16,7 @@ export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
 export const LIVE_STATUSES = ['queued', 'retrying', 'running'] as const satisfies readonly ExecutionStatus[];
 export type LiveStatus = (typeof LIVE_STATUSES)[number];
 
-export const TRIGGERS = ['cron', 'once', 'manual', 'retry', 'replay'] as const;
+export const TRIGGERS = ['cron', 'once', 'manual', 'retry', 'replay', 'backfill'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 
 export const LANES = ['short', 'long'] as const;
@@ -94,6 +94,10 @@ export interface Job {
   lane: Lane;
   priority: number;
   limits: FlowLimits;
+  /** Set by a jobs-as-code apply (its owner name): only such jobs may be pruned by a later apply. */
+  managedBy: string | null;
+  /** 1 at creation, +1 on every change of the definition (see job_versions). */
+  version: number;
   nextRunAt: Date | null;
   lastRunAt: Date | null;
   createdAt: Date;
@@ -123,6 +127,8 @@ export interface Execution {
   durationMs: number | null;
   /** The execution a replay of this one created (the latest, after a forced replay); null: never replayed. */
   replayedBy: string | null;
+  /** The version of its job's definition it started with (null: not started, or started before versions). */
+  jobVersion: number | null;
 }
 
 /**

@@ -2,7 +2,7 @@
  * @module queue — the Redis adapter: delivery of execution ids with leases, through atomic Lua scripts.
  * Redis holds ids, due times and leases only; PostgreSQL holds the state, so everything here can be rebuilt.
  */
-import type { Claim, ClaimState, CommandQueue, Lane, QueueItem, RecoveryQueue, WorkerQueue } from '@jobs/core';
+import type { Claim, ClaimState, CommandQueue, Lane, MovedExecution, QueueItem, RecoveryQueue, WorkerQueue } from '@jobs/core';
 import { LANES } from '@jobs/core';
 import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
@@ -194,6 +194,24 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       }
       const running = items.filter((i) => i.running).map((i) => i.id);
       if (running.length > 0) await redis.publish(keys.cancelChannel, running.join(','));
+    },
+
+    /**
+     * Moves waiting attempts to their new lane, priority or flow key: each is taken out of where it waits and, only
+     * if it was there (not claimed meanwhile by a worker, which then runs it where it was), pushed where it belongs.
+     */
+    async move(moves: readonly MovedExecution[]): Promise<void> {
+      for (const chunk of chunks(moves, 1000)) {
+        const pipeline = redis.pipeline() as unknown as ScriptClient & { exec(): Promise<[Error | null, unknown][] | null> };
+        for (const { from } of chunk) {
+          const k = keys.lane(from.lane);
+          pipeline.withdraw(k.ready, k.delayed, k.lease, keys.flow, from.lane, from.id, String(from.priority));
+        }
+        const results = (await pipeline.exec()) ?? [];
+        const failed = results.find(([error]) => error);
+        if (failed) throw failed[0];
+        await push(chunk.filter((_, i) => Number(results[i]![1]) > 0).map((m) => m.to));
+      }
     },
 
     async forgetDead(items: readonly { id: string; lane: Lane }[]): Promise<void> {

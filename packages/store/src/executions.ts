@@ -26,7 +26,8 @@ import { idempotent } from './pool';
 
 const STARTED_COLUMNS = `e.id, e.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
   e.priority, e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.timeout_ms,
-  j.max_retries, j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap, e.flow_key`;
+  j.max_retries, j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap, e.flow_key,
+  j.version AS job_version`;
 
 export function toStarted(r: any): StartedExecution {
   return {
@@ -47,6 +48,7 @@ export function toStarted(r: any): StartedExecution {
     backoff: toBackoff(r),
     overlap: r.overlap,
     flowKey: r.flow_key,
+    jobVersion: r.job_version,
   };
 }
 
@@ -59,6 +61,7 @@ export const START_SQL = (overlapOnly: 'allow' | null) => `
   WITH started AS (
     UPDATE executions e
     SET status = 'running', worker_id = $1, lease_token = c.token, started_at = now(),
+        job_version = (SELECT j.version FROM jobs j WHERE j.id = e.job_id),
         lease_expires_at = now() + make_interval(secs => $2::double precision / 1000)
     FROM unnest($3::bigint[], $4::text[]) AS c(id, token)
     WHERE e.id = ANY($3::bigint[]) AND e.id = c.id AND e.status IN ('queued', 'retrying')
@@ -82,13 +85,14 @@ export async function executionsLoad(
   const tokens = new Map(claims.map((c) => [c.id, c.token]));
   const { rows } = await pool.query({
     name: 'executions_load',
-    text: `SELECT id, job_id, attempt, coalesce(root_id, id) AS root_id, trigger, lane, priority, scheduled_for, payload,
-       flow_key
-     FROM executions
-     WHERE id = ANY($1::bigint[]) AND status IN ('queued', 'retrying') AND lease_token IS NULL`,
+    // The job's version (a primary-key probe per row) keys the definition cache: an edit is never served stale.
+    text: `SELECT e.id, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane, e.priority,
+       e.scheduled_for, e.payload, e.flow_key, (SELECT j.version FROM jobs j WHERE j.id = e.job_id) AS job_version
+     FROM executions e
+     WHERE e.id = ANY($1::bigint[]) AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL`,
     values: [claims.map((c) => c.id)],
   });
-  const jobs = await definitions.get(pool, rows.map((r) => r.job_id as string));
+  const jobs = await definitions.get(pool, rows.map((r) => ({ id: r.job_id as string, version: r.job_version as number })));
   const loaded: StartedExecution[] = [];
   for (const r of rows) {
     const job = jobs.get(r.job_id);
@@ -111,6 +115,7 @@ export async function executionsLoad(
       backoff: job.backoff,
       overlap: job.overlap,
       flowKey: r.flow_key,
+      jobVersion: job.version,
     });
   }
   const found = new Set(loaded.map((l) => l.id));
@@ -129,11 +134,11 @@ export async function executionsStart(
 // arrays), and the result is one row of JSON arrays. Each UPDATE also says `e.id = ANY(<its ids>)`, which pins its
 // plan to primary-key lookups even on stale statistics.
 const RECORD_SQL = `WITH start_input AS (
-       SELECT * FROM json_to_recordset($3::json) AS s(id bigint, token text, elapsed_ms int)
+       SELECT * FROM json_to_recordset($3::json) AS s(id bigint, token text, elapsed_ms int, job_version int)
      ),
      starts AS (
        UPDATE executions e
-       SET status = 'running', worker_id = $1, lease_token = s.token,
+       SET status = 'running', worker_id = $1, lease_token = s.token, job_version = s.job_version,
            started_at = now() - make_interval(secs => s.elapsed_ms::double precision / 1000),
            lease_expires_at = now() + make_interval(secs => $2::double precision / 1000)
        FROM start_input s
@@ -143,7 +148,7 @@ const RECORD_SQL = `WITH start_input AS (
      ),
      input AS (
        SELECT * FROM json_to_recordset($4::json) AS i(id bigint, token text, status text, exit_code int, output text,
-         error text, duration_ms int, retry_delay_ms int, worker_id text, started_ago_ms int)
+         error text, duration_ms int, retry_delay_ms int, worker_id text, started_ago_ms int, job_version int)
      ),
      done AS (
        UPDATE executions e
@@ -151,7 +156,8 @@ const RECORD_SQL = `WITH start_input AS (
            duration_ms = i.duration_ms, lease_expires_at = NULL,
            started_at = coalesce(e.started_at,
              now() - make_interval(secs => coalesce(i.started_ago_ms, i.duration_ms)::double precision / 1000)),
-           worker_id = coalesce(e.worker_id, i.worker_id), lease_token = coalesce(e.lease_token, i.token)
+           worker_id = coalesce(e.worker_id, i.worker_id), lease_token = coalesce(e.lease_token, i.token),
+           job_version = coalesce(e.job_version, i.job_version)
        FROM input i
        WHERE e.id = ANY(ARRAY(SELECT id FROM input)) AND e.id = i.id
          AND ((e.status = 'running' AND e.lease_token = i.token)
@@ -208,7 +214,7 @@ export async function executionsRecord(
     values: [
       input.workerId,
       input.leaseMs,
-      JSON.stringify(starts.map((s) => ({ id: s.id, token: s.token, elapsed_ms: s.elapsedMs }))),
+      JSON.stringify(starts.map((s) => ({ id: s.id, token: s.token, elapsed_ms: s.elapsedMs, job_version: s.jobVersion ?? null }))),
       JSON.stringify(
         outcomes.map((o) => ({
           id: o.id,
@@ -221,6 +227,7 @@ export async function executionsRecord(
           retry_delay_ms: o.retryDelayMs,
           worker_id: o.workerId,
           started_ago_ms: o.startedAgoMs ?? null,
+          job_version: o.jobVersion ?? null,
         })),
       ),
     ],

@@ -13,6 +13,7 @@ import * as reads from './executions-read';
 import * as minutes from './minutes';
 import * as retention from './retention';
 import * as jobs from './jobs';
+import * as edits from './job-edits';
 import * as metrics from './metrics';
 import * as workers from './workers';
 import { jobDefinitions } from './job-definitions';
@@ -46,6 +47,12 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     jobSetStatus: (input: Parameters<typeof jobs.jobSetStatus>[1]) => jobs.jobSetStatus(pool, input),
     jobDelete: (id: string) => jobs.jobDelete(pool, id),
     jobsMaterialiseDue: (input: Parameters<typeof jobs.jobsMaterialiseDue>[1]) => jobs.jobsMaterialiseDue(pool, input),
+    // jobs that change
+    jobGetByName: (name: string) => jobs.jobGetByName(pool, name),
+    jobInsertIfAbsent: (spec: Parameters<typeof jobs.jobInsertIfAbsent>[1]) => jobs.jobInsertIfAbsent(pool, spec),
+    jobUpdate: (input: Parameters<typeof edits.jobUpdate>[1]) => edits.jobUpdate(pool, input),
+    jobVersions: (jobId: string) => edits.jobVersions(pool, jobId),
+    executionsBackfill: (input: Parameters<typeof edits.executionsBackfill>[1]) => edits.executionsBackfill(pool, input),
     // executions: worker hot path and recovery
     executionsLoad: (claims: Parameters<typeof executions.executionsLoad>[2]) => executions.executionsLoad(pool, definitions, claims),
     executionsStart: (input: Parameters<typeof executions.executionsStart>[1]) => executions.executionsStart(pool, input),

@@ -26,30 +26,81 @@ export function limitColumns(limits: FlowLimits): unknown[] {
   ];
 }
 
-export async function jobInsert(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null }): Promise<Job> {
+/**
+ * The jobs columns a definition sets, with their values: one list for INSERT and UPDATE, so a new field of the
+ * definition is written by both.
+ */
+export function specColumns(spec: JobSpec): { names: string[]; values: unknown[] } {
+  const columns: [string, unknown][] = [
+    ['name', spec.name],
+    ['cron_expr', spec.cronExpr],
+    ['timezone', spec.timezone],
+    ['run_at', spec.runAt],
+    ['command', spec.command],
+    ['handler', spec.handler],
+    ['payload', JSON.stringify(spec.payload ?? null)],
+    ['status', spec.status ?? 'active'],
+    ['max_retries', spec.maxRetries],
+    ['backoff_base_ms', spec.backoff.baseMs],
+    ['backoff_factor', spec.backoff.factor],
+    ['backoff_max_ms', spec.backoff.maxMs],
+    ['backoff_jitter', spec.backoff.jitter],
+    ['timeout_ms', spec.timeoutMs],
+    ['overlap', spec.overlap],
+    ['misfire', spec.misfire],
+    ['catch_up_max', spec.catchUpMax],
+    ['misfire_deadline_ms', spec.misfireDeadlineMs],
+    ['retention_days', spec.retentionDays ?? null],
+    ['lane', spec.lane],
+    ['priority', spec.priority],
+    ['managed_by', spec.managedBy ?? null],
+  ];
+  const limits = limitColumns(spec.limits ?? NO_LIMITS);
+  const limitNames = ['max_concurrency', 'concurrency_key', 'concurrency_key_path', 'max_concurrency_per_key', 'rate_limit', 'rate_period_ms', 'rate_per_key'];
+  limitNames.forEach((name, i) => columns.push([name, limits[i]]));
+  return { names: columns.map((c) => c[0]), values: columns.map((c) => c[1]) };
+}
+
+/**
+ * Inserts a job and its version 1 (by `actor`) in one statement. `ifAbsent`: a live job with the name already
+ * there gives null instead of a ConflictError (a concurrent insert of the name waits for the other, then yields).
+ */
+export async function jobInsert(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null; actor?: string }): Promise<Job> {
+  return (await insertJob(pool, spec, false))!;
+}
+
+export async function jobInsertIfAbsent(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null; actor: string }): Promise<Job | null> {
+  return insertJob(pool, spec, true);
+}
+
+async function insertJob(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null; actor?: string }, ifAbsent: boolean): Promise<Job | null> {
+  const { names, values } = specColumns(spec);
+  const params = values.map((_, i) => `$${i + 3}`).join(', ');
+  const conflict = ifAbsent ? 'ON CONFLICT (name) WHERE deleted_at IS NULL DO NOTHING' : '';
   try {
     const { rows } = await pool.query(
-      `INSERT INTO jobs (name, cron_expr, timezone, run_at, command, handler, payload, status, max_retries,
-         backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
-         misfire_deadline_ms, lane, priority, next_run_at, max_concurrency, concurrency_key, concurrency_key_path,
-         max_concurrency_per_key, rate_limit, rate_period_ms, rate_per_key, retention_days)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-         $22, $23, $24, $25, $26, $27, $28, $29)
-       RETURNING ${JOB_COLUMNS}`,
-      [
-        spec.name, spec.cronExpr, spec.timezone, spec.runAt, spec.command, spec.handler, JSON.stringify(spec.payload ?? null),
-        spec.status ?? 'active', spec.maxRetries, spec.backoff.baseMs, spec.backoff.factor, spec.backoff.maxMs,
-        spec.backoff.jitter, spec.timeoutMs, spec.overlap, spec.misfire, spec.catchUpMax, spec.misfireDeadlineMs,
-        spec.lane, spec.priority, spec.nextRunAt, ...limitColumns(spec.limits ?? NO_LIMITS), spec.retentionDays ?? null,
-      ],
+      `WITH inserted AS (
+         INSERT INTO jobs (next_run_at, ${names.join(', ')}) VALUES ($1, ${params}) ${conflict} RETURNING *
+       ),
+       versioned AS (
+         INSERT INTO job_versions (job_id, version, actor, changes) SELECT id, 1, $2, '[]'::jsonb FROM inserted
+       )
+       SELECT ${JOB_COLUMNS} FROM inserted jobs`,
+      [spec.nextRunAt, spec.actor ?? 'api', ...values],
     );
-    return toJob(rows[0]);
+    return rows[0] ? toJob(rows[0]) : null;
   } catch (error) {
     if ((error as { code?: string }).code === '23505') {
       throw new ConflictError(`a job named ${JSON.stringify(spec.name)} already exists`);
     }
     throw error;
   }
+}
+
+/** The live job with this name (names are stored trimmed and NFC-normalised). */
+export async function jobGetByName(pool: pg.Pool, name: string): Promise<Job | null> {
+  const { rows } = await pool.query(`SELECT ${JOB_COLUMNS} FROM jobs WHERE name = $1 AND deleted_at IS NULL`, [name]);
+  return rows[0] ? toJob(rows[0]) : null;
 }
 
 export async function jobGet(pool: pg.Pool, id: string): Promise<Job | null> {
@@ -128,8 +179,14 @@ export async function jobDelete(pool: pg.Pool, id: string): Promise<{ cancelled:
   });
 }
 
-async function cancelLive(client: pg.PoolClient, jobId: string, where: string, reason: string): Promise<ChangedExecution[]> {
-  // `where` is one of two constant fragments above, never user input.
+/** Cancels a job's executions matching `where` (a constant fragment, never user input; `$3...` are `extra`). */
+export async function cancelLive(
+  client: pg.PoolClient,
+  jobId: string,
+  where: string,
+  reason: string,
+  extra: unknown[] = [],
+): Promise<ChangedExecution[]> {
   const { rows } = await client.query(
     `WITH target AS (
        SELECT id, status FROM executions WHERE job_id = $1 AND ${where} FOR UPDATE
@@ -141,7 +198,7 @@ async function cancelLive(client: pg.PoolClient, jobId: string, where: string, r
      ),
      counted AS (${countInMinutes('changed', "'cancelled'")})
      SELECT * FROM changed`,
-    [jobId, reason],
+    [jobId, reason, ...extra],
   );
   return rows.map(toCancelled);
 }

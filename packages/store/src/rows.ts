@@ -5,7 +5,7 @@ import type { Backoff, ChangedExecution, CreatedExecution, Execution, ExecutionS
 export const JOB_COLUMNS = `id, name, cron_expr, timezone, run_at, command, handler, payload, status, max_retries,
   backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
   misfire_deadline_ms, lane, priority, max_concurrency, concurrency_key, max_concurrency_per_key, rate_limit,
-  rate_period_ms, rate_per_key, retention_days, next_run_at, created_at, updated_at,
+  rate_period_ms, rate_per_key, retention_days, managed_by, version, next_run_at, created_at, updated_at,
   (SELECT x.started_at FROM executions x
     WHERE x.job_id = jobs.id AND x.started_at IS NOT NULL ORDER BY x.id DESC LIMIT 1) AS last_run_at`;
 
@@ -31,6 +31,8 @@ export function toJob(r: any): Job {
     lane: r.lane,
     priority: r.priority,
     limits: toLimits(r),
+    managedBy: r.managed_by ?? null,
+    version: r.version,
     nextRunAt: r.next_run_at,
     lastRunAt: r.last_run_at ?? null,
     createdAt: r.created_at,
@@ -40,7 +42,7 @@ export function toJob(r: any): Job {
 
 export const EXECUTION_COLUMNS = `id, job_id, scheduled_for, attempt, coalesce(root_id, id) AS root_id, retry_of, trigger,
   status, lane, priority, payload, worker_id, lease_expires_at, queued_at, started_at, finished_at, exit_code, output,
-  error, duration_ms, flow_key, replayed_by`;
+  error, duration_ms, flow_key, replayed_by, job_version`;
 
 /** A job's limits from its flow columns. */
 export function toLimits(r: any): FlowLimits {
@@ -82,6 +84,7 @@ export function toExecution(r: any): Execution {
     error: r.error,
     durationMs: r.duration_ms,
     replayedBy: r.replayed_by ?? null,
+    jobVersion: r.job_version ?? null,
   };
 }
 
@@ -92,7 +95,7 @@ export function toExecution(r: any): Execution {
 export const EXECUTION_SUMMARY_COLUMNS = `id, job_id, scheduled_for, attempt, coalesce(root_id, id) AS root_id, retry_of,
   trigger, status, lane, priority, worker_id, lease_expires_at, queued_at, started_at, finished_at, exit_code,
   CASE WHEN length(error) > ${LIST_ERROR_CHARS} THEN left(error, ${LIST_ERROR_CHARS}) || '… [truncated]' ELSE error END AS error,
-  right(output, ${LIST_OUTPUT_TAIL_CHARS}) AS output_tail, duration_ms, replayed_by`;
+  right(output, ${LIST_OUTPUT_TAIL_CHARS}) AS output_tail, duration_ms, replayed_by, job_version`;
 
 export function toExecutionSummary(r: any): ExecutionSummary {
   const { payload: _payload, output: _output, ...rest } = toExecution(r);

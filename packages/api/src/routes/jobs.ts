@@ -39,7 +39,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const job = await createJob(commands, toJobSpec(body, deps.shortLaneMaxTimeoutMs), { allowPast: body.allow_past });
+      const job = await createJob(commands, toJobSpec(body, deps.shortLaneMaxTimeoutMs), { allowPast: body.allow_past, actor: c.get('actor') });
       return c.json(jobJson(job), 201);
     },
   );

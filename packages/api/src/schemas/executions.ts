@@ -27,6 +27,7 @@ export const Execution = z
     output: z.string().nullable().openapi({ description: 'Captured stdout and stderr (capped).' }),
     error: z.string().nullable(),
     replayed_by: z.string().nullable().openapi({ description: 'The execution a replay of this one created; null: never replayed.' }),
+    job_version: z.number().int().nullable().openapi({ description: "The version of its job's definition it started with; null until it starts." }),
   })
   .openapi('Execution');
 

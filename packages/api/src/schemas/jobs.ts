@@ -1,7 +1,7 @@
 /** @module schemas/jobs — the job create body (strict, snake_case, seconds) and the job resource. */
 import { z } from '@hono/zod-openapi';
 import { LANES, MISFIRE_POLICIES, OVERLAP_POLICIES } from '@jobs/core';
-import { NullableInstant, checkSchedule } from './common';
+import { Instant, NullableInstant, checkSchedule } from './common';
 import { limitInputFields, limitOutputFields, refineLimits } from './limits';
 
 export const HANDLER_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
@@ -107,62 +107,82 @@ export const BackoffInput = z
   .refine((b) => b.max_seconds >= b.base_seconds, { path: ['max_seconds'], message: 'must be at least base_seconds' })
   .openapi('BackoffInput');
 
-export const JobCreate = z
-  .strictObject({
-    name: z
-      .string()
-      // Before trimming, which would silently drop a leading U+FEFF.
-      .regex(NO_INVISIBLE_CHARS, 'must not contain invisible formatting characters (bidi controls, zero-width characters, line separators)')
-      .trim()
-      // One spelling per name: a composed and a decomposed "é" are the same name (and the same unique key).
-      .overwrite((name) => name.normalize('NFC'))
-      .min(1)
-      .max(200)
-      .regex(NO_CONTROL_CHARS, 'must not contain control characters')
-      .refine(isUnicodeText, SURROGATE_MESSAGE)
-      .openapi({ example: 'nightly-report', description: 'Unique among live jobs; trimmed and NFC-normalised; no control or invisible formatting characters.' }),
-    cron_expr: z
-      .string()
-      .max(1000)
-      .nullish()
-      .openapi({ example: '*/5 * * * *', description: '5 fields, or 6 with leading seconds, or a macro such as @daily.' }),
-    timezone: z.string().default('UTC').openapi({ example: 'Europe/Paris', description: 'IANA zone of cron_expr (default UTC).' }),
-    run_at: z.iso
-      .datetime({ offset: true })
-      .nullish()
-      .openapi({ description: 'One-off run time (ISO 8601 instant). Mutually exclusive with cron_expr; neither: manual-only. More than 5 s in the past: 400 unless allow_past.' }),
-    allow_past: z.boolean().default(false).openapi({ description: 'Accept a run_at in the past (the job then runs once, right away). Not stored.' }),
-    command: z
-      .string()
-      .min(1)
-      .max(10_000)
-      .refine((c) => !c.includes('\u0000'), NUL_MESSAGE)
-      .refine(isUnicodeText, SURROGATE_MESSAGE)
-      .nullish().openapi({ example: 'echo hello', description: 'Shell command (exactly one of command or handler).' }),
-    handler: z.string().regex(HANDLER_NAME, 'must match ^[A-Za-z0-9_.:-]{1,100}$').nullish().openapi({ description: 'Registered handler name.' }),
-    payload: z.unknown().optional().openapi({ description: 'Any JSON (at most 64 KiB serialised).' }),
-    max_retries: z.number().int().min(0).max(100).default(3),
-    timeout_seconds: z.number().int().min(1).max(86_400).default(300),
-    backoff: BackoffInput.optional().openapi({ description: 'Defaults: 1 s base, factor 2, 300 s max, full jitter.' }),
-    lane: z.enum(LANES).optional().openapi({ description: 'Default: long when timeout_seconds exceeds the short-lane limit, else short.' }),
-    priority: z.number().int().min(-100).max(100).default(0),
-    overlap: z.enum(OVERLAP_POLICIES).default('allow'),
-    misfire: z.enum(MISFIRE_POLICIES).default('run_once'),
-    catch_up_max: z.number().int().min(1).max(1000).default(10),
-    misfire_deadline_seconds: z.number().int().min(1).max(MAX_DEADLINE_SECONDS).nullish(),
-    retention_days: z
-      .number()
-      .int()
-      .min(0)
-      .max(36_500)
-      .nullish()
-      .openapi({ description: 'Days finished executions are kept (failed and dead ones at least DEAD_RETENTION); 0: forever; null: HISTORY_RETENTION.' }),
-    status: z.enum(JOB_STATUSES).default('active'),
-    ...limitInputFields,
-  })
+/** The create body's fields, before the checks across them: PATCH reuses them (without defaults) for its body. */
+export const JobFields = z.strictObject({
+  name: z
+    .string()
+    // Before trimming, which would silently drop a leading U+FEFF.
+    .regex(NO_INVISIBLE_CHARS, 'must not contain invisible formatting characters (bidi controls, zero-width characters, line separators)')
+    .trim()
+    // One spelling per name: a composed and a decomposed "é" are the same name (and the same unique key).
+    .overwrite((name) => name.normalize('NFC'))
+    .min(1)
+    .max(200)
+    .regex(NO_CONTROL_CHARS, 'must not contain control characters')
+    .refine(isUnicodeText, SURROGATE_MESSAGE)
+    .openapi({ example: 'nightly-report', description: 'Unique among live jobs; trimmed and NFC-normalised; no control or invisible formatting characters.' }),
+  cron_expr: z
+    .string()
+    .max(1000)
+    .nullish()
+    .openapi({ example: '*/5 * * * *', description: '5 fields, or 6 with leading seconds, or a macro such as @daily.' }),
+  timezone: z.string().default('UTC').openapi({ example: 'Europe/Paris', description: 'IANA zone of cron_expr (default UTC).' }),
+  run_at: z.iso
+    .datetime({ offset: true })
+    .nullish()
+    .openapi({ description: 'One-off run time (ISO 8601 instant). Mutually exclusive with cron_expr; neither: manual-only. More than 5 s in the past: 400 unless allow_past.' }),
+  allow_past: z.boolean().default(false).openapi({ description: 'Accept a run_at in the past (the job then runs once, right away). Not stored.' }),
+  command: z
+    .string()
+    .min(1)
+    .max(10_000)
+    .refine((c) => !c.includes('\u0000'), NUL_MESSAGE)
+    .refine(isUnicodeText, SURROGATE_MESSAGE)
+    .nullish().openapi({ example: 'echo hello', description: 'Shell command (exactly one of command or handler).' }),
+  handler: z.string().regex(HANDLER_NAME, 'must match ^[A-Za-z0-9_.:-]{1,100}$').nullish().openapi({ description: 'Registered handler name.' }),
+  payload: z.unknown().optional().openapi({ description: 'Any JSON (at most 64 KiB serialised).' }),
+  max_retries: z.number().int().min(0).max(100).default(3),
+  timeout_seconds: z.number().int().min(1).max(86_400).default(300),
+  backoff: BackoffInput.optional().openapi({ description: 'Defaults: 1 s base, factor 2, 300 s max, full jitter.' }),
+  lane: z.enum(LANES).optional().openapi({ description: 'Default: long when timeout_seconds exceeds the short-lane limit, else short.' }),
+  priority: z.number().int().min(-100).max(100).default(0),
+  overlap: z.enum(OVERLAP_POLICIES).default('allow'),
+  misfire: z.enum(MISFIRE_POLICIES).default('run_once'),
+  catch_up_max: z.number().int().min(1).max(1000).default(10),
+  misfire_deadline_seconds: z.number().int().min(1).max(MAX_DEADLINE_SECONDS).nullish(),
+  retention_days: z
+    .number()
+    .int()
+    .min(0)
+    .max(36_500)
+    .nullish()
+    .openapi({ description: 'Days finished executions are kept (failed and dead ones at least DEAD_RETENTION); 0: forever; null: HISTORY_RETENTION.' }),
+  status: z.enum(JOB_STATUSES).default('active'),
+  managed_by: z
+    .string()
+    .regex(HANDLER_NAME, 'must match ^[A-Za-z0-9_.:-]{1,100}$')
+    .nullish()
+    .openapi({ example: 'jobs-apply', description: 'Set by `npm run jobs -- apply`: jobs an apply created and may prune. Null: made by hand.' }),
+  ...limitInputFields,
+});
+
+export const JobCreate = JobFields
   // Runs even when a field failed (zod skips refinements after such issues), so one 400 lists every problem.
   .superRefine((body, ctx) => refineJob(body, ctx), { when: (payload) => isRecord(payload.value) })
   .openapi('JobCreate');
+
+/** A field of the create body without its default: PATCH must not reset what it does not name. */
+function withoutDefault(field: z.ZodType): z.ZodType {
+  return field instanceof z.ZodDefault ? (field.unwrap() as z.ZodType) : field;
+}
+
+/**
+ * The PATCH body: any subset of the create fields, strict. The fields given are checked on their own here, then the
+ * job they produce (the current definition with these fields replaced) is checked exactly as a create body is.
+ */
+export const JobPatch = z
+  .strictObject(Object.fromEntries(Object.entries(JobFields.shape).map(([name, field]) => [name, withoutDefault(field).optional()])))
+  .openapi('JobPatch', { description: 'Any subset of the JobCreate fields; null clears a nullable field (JSON Merge Patch).' });
 
 export type JobCreateBody = z.infer<typeof JobCreate>;
 
@@ -188,6 +208,8 @@ export const Job = z
     misfire_deadline_seconds: z.number().nullable(),
     retention_days: z.number().int().nullable(),
     ...limitOutputFields,
+    managed_by: z.string().nullable().openapi({ description: 'Set when a jobs-as-code apply created the job.' }),
+    version: z.number().int().openapi({ example: 1, description: '1 at creation, +1 on every change of the definition.' }),
     next_run_at: NullableInstant.openapi({ description: 'Next fire time not yet materialised; null when paused or none is left.' }),
     last_run_at: NullableInstant.openapi({ description: 'When the latest attempt started.' }),
     created_at: z.iso.datetime(),
@@ -200,3 +222,47 @@ export type JobJson = z.infer<typeof Job>;
 export const JobListQuery = z.object({
   status: z.enum(JOB_STATUSES).optional().openapi({ param: { name: 'status', in: 'query' } }),
 });
+
+/** The PUT /jobs/by-name/{name} body: a whole create body; `name` may be left out (the path names the job). */
+export const JobPut = JobFields.extend({ name: JobFields.shape.name.optional() })
+  .superRefine((body, ctx) => refineJob(body, ctx), { when: (payload) => isRecord(payload.value) })
+  .openapi('JobPut');
+
+export type JobPutBody = z.infer<typeof JobPut>;
+
+export const NameParams = z.object({
+  name: z.string().openapi({ param: { name: 'name', in: 'path' }, example: 'nightly-report' }),
+});
+
+/** Checks and normalises a job name from a path (trimmed, NFC) by the create body's rules. */
+export const JobName = JobFields.shape.name;
+
+export const JobVersion = z
+  .object({
+    version: z.number().int().openapi({ example: 2 }),
+    actor: z.string().openapi({ example: 'api', description: 'Who made the change: "api", "dashboard" (later, the API key name).' }),
+    created_at: Instant,
+    changes: z
+      .array(z.object({ field: z.string().openapi({ example: 'cron_expr' }), old: z.unknown(), new: z.unknown() }))
+      .openapi({ description: 'The fields this version changed, in create-body names and units; empty for version 1.' }),
+  })
+  .openapi('JobVersion');
+
+export const JobVersionList = z.object({ data: z.array(JobVersion) }).openapi('JobVersionList');
+
+export const BackfillBody = z
+  .strictObject({
+    from: z.iso.datetime({ offset: true }).openapi({ example: '2025-03-08T00:00:00Z', description: 'First instant of the range (inclusive).' }),
+    to: z.iso.datetime({ offset: true }).openapi({ example: '2025-03-10T00:00:00Z', description: 'End of the range (exclusive); not after now.' }),
+    dry_run: z.boolean().default(false).openapi({ description: 'List the fire times; create nothing.' }),
+  })
+  .openapi('BackfillRequest');
+
+export const BackfillResult = z
+  .object({
+    fire_times: z.array(Instant).openapi({ description: "The job's fire times in [from, to), at most 1,000." }),
+    created: z.number().int().openapi({ description: 'Executions created (trigger "backfill"); 0 on a dry run.' }),
+    execution_ids: z.array(z.string()),
+    dry_run: z.boolean(),
+  })
+  .openapi('BackfillResult');

@@ -259,7 +259,7 @@ export async function createJobSubmit(r: DashRequest): Promise<Response> {
   const { spec, errors } = jobSpecFromForm(values, r.deps.shortLaneMaxTimeoutMs);
   if (!spec) return showAgain(r, values, errors, 400);
   try {
-    const job = await createJob(r.commands, spec);
+    const job = await createJob(r.commands, spec, { actor: 'dashboard' });
     // The draft cookie is scoped to /jobs/new, so this request cannot see it: clear it blind.
     clearCookie(r.c, 'draft');
     setFlash(r.c, 'created', job.id);

@@ -1,0 +1,172 @@
+/** @module routes/job-edits — jobs that change: PATCH, PUT by name, the version history, and backfill. */
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { backfillJob, NotFoundError, updateJob, upsertJobByName, type CommandDeps, type EditPlan, type Job } from '@jobs/core';
+import type { ApiDeps, ApiEnv } from '../deps';
+import { validationFailed, zodDetails } from '../errors';
+import { jsonBody } from './bodies';
+import { IdParams, bodyErrorResponses, conflictResponse, errorResponses, json, notFoundResponse } from '../schemas/common';
+import {
+  BackfillBody,
+  BackfillResult,
+  Job as JobSchema,
+  JobCreate,
+  JobName,
+  JobPatch,
+  JobPut,
+  JobVersionList,
+  NameParams,
+  type JobCreateBody,
+} from '../schemas/jobs';
+import { bodyChanges, jobJson, specBody, toJobSpec } from '../serializers';
+
+const tags = ['jobs'];
+
+/**
+ * The plan of a PATCH: the current definition with the given fields replaced, checked exactly as a create body is
+ * (the same 400 details), and the fields that really change.
+ */
+export function patchPlan(current: Job, patch: Record<string, unknown>, shortLaneMaxTimeoutMs: number): EditPlan {
+  const { allow_past: allowPast, ...fields } = patch;
+  const before = specBody(current);
+  const parsed = JobCreate.safeParse({ ...before, ...withoutUndefined(fields), allow_past: allowPast ?? false });
+  if (!parsed.success) throw validationFailed(zodDetails(parsed.error, 'body'));
+  return replacePlan(current, parsed.data, shortLaneMaxTimeoutMs);
+}
+
+/** The plan of replacing a job's definition by a whole create body. */
+export function replacePlan(current: Job, body: JobCreateBody, shortLaneMaxTimeoutMs: number): EditPlan {
+  const spec = toJobSpec(body, shortLaneMaxTimeoutMs);
+  return { spec, changes: bodyChanges(specBody(current), specBody(spec)), allowPast: body.allow_past };
+}
+
+const withoutUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: CommandDeps): void {
+  app.openapi(
+    createRoute({
+      method: 'patch',
+      path: '/jobs/{id}',
+      operationId: 'updateJob',
+      tags,
+      summary: 'Change a job in place',
+      description:
+        'Any subset of the create fields; the resulting job is validated exactly like a create body (null clears a ' +
+        'field: send `"cron_expr": null` with a `run_at` to switch to a one-off). The change applies to every attempt ' +
+        'that starts after this returns; running attempts finish on their version. A change that changes nothing ' +
+        'keeps the version.',
+      request: { params: IdParams, body: jsonBody(JobPatch, true) },
+      responses: {
+        200: json(JobSchema, 'The job'),
+        ...errorResponses,
+        404: notFoundResponse,
+        409: { ...conflictResponse, description: 'Another live job has this name' },
+        ...bodyErrorResponses,
+      },
+    }),
+    async (c) => {
+      const patch = c.req.valid('json') as Record<string, unknown>;
+      const { job } = await updateJob(commands, {
+        id: c.req.valid('param').id,
+        actor: c.get('actor'),
+        plan: (current) => patchPlan(current, patch, deps.shortLaneMaxTimeoutMs),
+      });
+      return c.json(jobJson(job), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'put',
+      path: '/jobs/by-name/{name}',
+      operationId: 'upsertJobByName',
+      tags,
+      summary: 'Create or replace a job by name',
+      description:
+        'A whole create body (fields left out take their defaults). 201 when the job was created, 200 when it was ' +
+        'replaced or already had this definition (the version moves only on a real change). Safe to call concurrently.',
+      request: { params: NameParams, body: jsonBody(JobPut, true) },
+      responses: {
+        201: json(JobSchema, 'The job, created'),
+        200: json(JobSchema, 'The job, updated or unchanged'),
+        ...errorResponses,
+        409: { ...conflictResponse, description: 'The job kept changing while the request was applied' },
+        ...bodyErrorResponses,
+      },
+    }),
+    async (c) => {
+      const named = JobName.safeParse(c.req.valid('param').name);
+      if (!named.success) throw validationFailed(zodDetails(named.error, 'name').map((d) => ({ ...d, path: 'name' })));
+      const body = c.req.valid('json');
+      if (body.name !== undefined && body.name !== named.data) {
+        throw validationFailed([{ path: 'name', message: `must match the name in the path (${JSON.stringify(named.data)}), or be left out` }]);
+      }
+      const full = { ...body, name: named.data };
+      const spec = toJobSpec(full, deps.shortLaneMaxTimeoutMs);
+      const { job, created } = await upsertJobByName(commands, {
+        name: named.data,
+        actor: c.get('actor'),
+        spec,
+        allowPast: full.allow_past,
+        plan: (current) => replacePlan(current, full, deps.shortLaneMaxTimeoutMs),
+      });
+      return c.json(jobJson(job), created ? 201 : 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/jobs/{id}/versions',
+      operationId: 'listJobVersions',
+      tags,
+      summary: "A job's versions, newest first: when, who, and the fields each changed (old and new values)",
+      request: { params: IdParams },
+      responses: { 200: json(JobVersionList, 'The versions (at most 1,000, newest first)'), ...errorResponses, 404: notFoundResponse },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const versions = await deps.store.jobVersions(id);
+      if (!versions) throw new NotFoundError('job', id);
+      const data = versions.map((v) => ({ version: v.version, actor: v.actor, created_at: v.createdAt.toISOString(), changes: v.changes }));
+      return c.json({ data }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/jobs/{id}/backfill',
+      operationId: 'backfillJob',
+      tags,
+      summary: 'Run the fire times a job had in a past range',
+      description:
+        'The fire times in [from, to) by the job\'s own schedule and DST rules (at most 1,000; more is a 400), each ' +
+        'created as an execution with trigger "backfill" unless that fire time already has one. `dry_run`: only list them.',
+      request: { params: IdParams, body: jsonBody(BackfillBody, true) },
+      responses: {
+        200: json(BackfillResult, 'The fire times, and the executions created'),
+        ...errorResponses,
+        404: notFoundResponse,
+        ...bodyErrorResponses,
+      },
+    }),
+    async (c) => {
+      const body = c.req.valid('json');
+      const result = await backfillJob(commands, {
+        jobId: c.req.valid('param').id,
+        from: new Date(body.from),
+        to: new Date(body.to),
+        dryRun: body.dry_run,
+      });
+      return c.json(
+        {
+          fire_times: result.fireTimes.map((t) => t.toISOString()),
+          created: result.created.length,
+          execution_ids: result.created.map((e) => e.id),
+          dry_run: body.dry_run,
+        },
+        200,
+      );
+    },
+  );
+}

@@ -1,0 +1,212 @@
+/**
+ * @module edit — changing a job in place (PATCH, PUT by name) and backfilling its past fire times, against ports.
+ *
+ * Semantics (the README's "Editing a job" quotes them):
+ * - A change takes effect for every attempt that starts after the edit returns: workers read each claimed attempt
+ *   with its job's current version and cache definitions by (job id, version), so no cache outlives an edit.
+ * - Attempts already running finish on the version they started with; every execution records `job_version`.
+ * - A change of the schedule (cron, time zone, run time, misfire settings, status) recomputes `next_run_at` from now
+ *   and cancels the fire times materialised for the old schedule that are still in the future and not started.
+ *   The edit holds the job's row lock, like the tick, so no tick plans from the old schedule meanwhile.
+ * - A change of lane, priority, limits or payload applies to the attempts not yet started: they are moved in
+ *   PostgreSQL under the same lock, and in the queue (taken out of where they wait, pushed again where they belong).
+ */
+import { announceCancelled, checkSpec, pushOrLog, syncLimits, type ChangedExecution, type CommandDeps, type JobSpec } from './commands';
+import { ConflictError, InvalidInputError, NotFoundError } from './errors';
+import { nextFireTime } from './cron';
+import { jobSchedule, firstRunAt } from './schedule';
+import { createdTransition } from './transitions';
+import type { CreatedExecution } from './ports';
+import { isLimited, type Job, type QueueItem } from './types';
+
+/** One field of a change, in the API's names and units (what GET /jobs/{id}/versions shows). */
+export interface JobChange {
+  field: string;
+  old: unknown;
+  new: unknown;
+}
+
+export interface JobVersion {
+  jobId: string;
+  version: number;
+  actor: string;
+  changes: JobChange[];
+  createdAt: Date;
+}
+
+export interface JobUpdate {
+  id: string;
+  /** The version the change was computed from: the update applies only if the job is still at it. */
+  expectedVersion: number;
+  spec: JobSpec;
+  changes: JobChange[];
+  actor: string;
+  /** Null: the schedule did not change (next_run_at and materialised fire times are left alone). */
+  schedule: { nextRunAt: Date | null; cancelFrom: Date; cancelAll: boolean } | null;
+  /** Whether waiting attempts take the new lane, priority and flow key. */
+  moveWaiting: boolean;
+}
+
+/** A waiting attempt that changed lane, priority or flow key: where the queue holds it, and where it belongs now. */
+export interface MovedExecution {
+  from: QueueItem;
+  to: QueueItem;
+}
+
+export interface EditStore {
+  jobGetByName(name: string): Promise<Job | null>;
+  /** Applies an update under the job's row lock. 'stale': the job is no longer at `expectedVersion`; null: gone. */
+  jobUpdate(input: JobUpdate): Promise<{ job: Job; cancelled: ChangedExecution[]; moved: MovedExecution[] } | 'stale' | null>;
+  /** Inserts the job unless a live job has its name (then null). */
+  jobInsertIfAbsent(spec: JobSpec & { nextRunAt: Date | null; actor: string }): Promise<Job | null>;
+  jobVersions(jobId: string): Promise<JobVersion[] | null>;
+  /** Creates a backfill execution per fire time that has no execution yet, under the job's row lock. */
+  executionsBackfill(input: { jobId: string; fireTimes: Date[] }): Promise<CreatedExecution[] | null>;
+}
+
+export interface EditQueue {
+  /** Takes each `from` out of the queue and, if it was there, pushes its `to` (a claimed one is left alone). */
+  move(moves: readonly MovedExecution[]): Promise<void>;
+}
+
+export type EditDeps = CommandDeps;
+
+/** What a caller computes from the current job: the new definition and what changed (empty: nothing). */
+export interface EditPlan {
+  spec: JobSpec;
+  changes: JobChange[];
+  allowPast?: boolean;
+}
+
+/** Fields whose change re-plans the schedule (API names). */
+export const SCHEDULE_FIELDS = ['cron_expr', 'timezone', 'run_at', 'misfire', 'catch_up_max', 'misfire_deadline_seconds', 'status'];
+/** Fields whose change moves the attempts that wait. */
+export const WAITING_FIELDS = ['lane', 'priority', 'payload', 'max_concurrency', 'concurrency_key', 'max_concurrency_per_key', 'rate_limit'];
+
+const EDIT_ATTEMPTS = 5;
+
+/**
+ * Changes a job. `plan` is called with the current job (again, should another edit commit in between) and returns
+ * the new definition; an edit that changes nothing keeps the version and writes nothing.
+ * @example await updateJob(deps, { id: '42', actor: 'api', plan: (job) => ({ spec: { ...job, cronExpr: '*\/10 * * * *' }, changes }) })
+ */
+export async function updateJob(
+  deps: EditDeps,
+  input: { id: string; actor: string; plan: (current: Job) => EditPlan },
+): Promise<{ job: Job; changed: boolean }> {
+  for (let attempt = 1; attempt <= EDIT_ATTEMPTS; attempt++) {
+    const current = await deps.store.jobGet(input.id);
+    if (!current) throw new NotFoundError('job', input.id);
+    const result = await applyPlan(deps, current, input.actor, input.plan(current));
+    if (result !== 'stale') return result;
+  }
+  throw new ConflictError(`job ${input.id} kept changing while this edit was applied; send it again`);
+}
+
+/**
+ * Creates the job named `name`, or replaces its definition: safe to call from many deploys at once (one job is
+ * created; the others find it and compare).
+ */
+export async function upsertJobByName(
+  deps: EditDeps,
+  input: { name: string; actor: string; spec: JobSpec; allowPast?: boolean; plan: (current: Job) => EditPlan },
+): Promise<{ job: Job; created: boolean; changed: boolean }> {
+  for (let attempt = 1; attempt <= EDIT_ATTEMPTS; attempt++) {
+    const current = await deps.store.jobGetByName(input.name);
+    if (!current) {
+      const now = deps.clock.now();
+      checkSpec(deps, input.spec, { now, allowPast: input.allowPast ?? false, runAtChanged: true });
+      const nextRunAt = (input.spec.status ?? 'active') === 'active' ? firstRunAt(input.spec, now) : null;
+      const job = await deps.store.jobInsertIfAbsent({ ...input.spec, nextRunAt, actor: input.actor });
+      if (!job) continue; // another caller created it meanwhile: compare with theirs
+      if (isLimited(job.limits)) await syncLimits(deps, [job]);
+      return { job, created: true, changed: true };
+    }
+    const result = await applyPlan(deps, current, input.actor, input.plan(current));
+    if (result !== 'stale') return { ...result, created: false };
+  }
+  throw new ConflictError(`job ${JSON.stringify(input.name)} kept changing while this request was applied; send it again`);
+}
+
+async function applyPlan(deps: EditDeps, current: Job, actor: string, plan: EditPlan): Promise<{ job: Job; changed: boolean } | 'stale'> {
+  if (plan.changes.length === 0) return { job: current, changed: false };
+  const now = deps.clock.now();
+  const changed = new Set(plan.changes.map((c) => c.field));
+  const { spec } = plan;
+  checkSpec(deps, spec, { now, allowPast: plan.allowPast ?? false, runAtChanged: changed.has('run_at') });
+  const status = spec.status ?? current.status;
+  const schedule = SCHEDULE_FIELDS.some((f) => changed.has(f))
+    ? { nextRunAt: status === 'active' ? firstRunAt(spec, now) : null, cancelFrom: now, cancelAll: status === 'paused' }
+    : null;
+  const result = await deps.store.jobUpdate({
+    id: current.id,
+    expectedVersion: current.version,
+    spec,
+    changes: plan.changes,
+    actor,
+    schedule,
+    moveWaiting: WAITING_FIELDS.some((f) => changed.has(f)),
+  });
+  if (result === 'stale') return 'stale';
+  if (!result) throw new NotFoundError('job', current.id);
+  await announceCancelled(deps, result.cancelled, 'job edited: its schedule changed');
+  if (JSON.stringify(current.limits) !== JSON.stringify(result.job.limits)) await syncLimits(deps, [result.job]);
+  if (result.moved.length > 0) {
+    try {
+      await deps.queue.move(result.moved);
+    } catch (error) {
+      // Redis then holds them under the old lane or key until the reconciler pushes what PostgreSQL has.
+      deps.logger.warn({ event: 'command.move_failed', job_id: current.id, count: result.moved.length, err: String(error) });
+    }
+  }
+  deps.logger.info({ event: 'job.updated', job_id: current.id, version: result.job.version, actor, fields: [...changed] });
+  return { job: result.job, changed: true };
+}
+
+export const MAX_BACKFILL = 1000;
+
+/**
+ * The fire times of a job in [from, to) by its own schedule and DST rules, at most MAX_BACKFILL (more: a 400).
+ * A one-off job's only fire time is its run time; a manual-only job has none to backfill.
+ */
+export function backfillTimes(job: Pick<Job, 'cronExpr' | 'timezone' | 'runAt'>, from: Date, to: Date): Date[] {
+  if (to <= from) throw new InvalidInputError('must be after from', 'to');
+  if (job.runAt) return job.runAt >= from && job.runAt < to ? [job.runAt] : [];
+  const schedule = jobSchedule(job);
+  if (!schedule) throw new InvalidInputError('a manual-only job has no fire times to backfill: trigger it instead', 'body');
+  const times: Date[] = [];
+  let t = nextFireTime(schedule, new Date(from.getTime() - 1));
+  while (t && t < to) {
+    if (times.length === MAX_BACKFILL) {
+      throw new InvalidInputError(`the range holds more than ${MAX_BACKFILL} fire times; backfill at most ${MAX_BACKFILL} per call (a shorter range)`, 'to');
+    }
+    times.push(t);
+    t = nextFireTime(schedule, t);
+  }
+  return times;
+}
+
+/**
+ * Creates an execution (trigger "backfill") for each fire time of the job in [from, to) that has none yet; with
+ * `dryRun`, only lists them. Backfill covers the past: `to` may not be after now.
+ */
+export async function backfillJob(
+  deps: EditDeps,
+  input: { jobId: string; from: Date; to: Date; dryRun: boolean },
+): Promise<{ fireTimes: Date[]; created: CreatedExecution[] }> {
+  const job = await deps.store.jobGet(input.jobId);
+  if (!job) throw new NotFoundError('job', input.jobId);
+  const now = deps.clock.now();
+  if (input.to.getTime() > now.getTime()) {
+    throw new InvalidInputError(`is in the future (now ${now.toISOString()}): backfill covers fire times that have passed`, 'to');
+  }
+  const fireTimes = backfillTimes(job, input.from, input.to);
+  if (input.dryRun || fireTimes.length === 0) return { fireTimes, created: [] };
+  const created = await deps.store.executionsBackfill({ jobId: job.id, fireTimes });
+  if (!created) throw new NotFoundError('job', input.jobId);
+  if (created.length > 0) {
+    deps.sink.emit(created.map((c) => createdTransition(c, now)));
+    await pushOrLog(deps, created);
+  }
+  return { fireTimes, created };
+}
