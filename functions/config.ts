@@ -39,6 +39,8 @@ export interface Config {
   /** Finished executions are deleted after this long (failed and dead ones: deadRetentionMs); null: kept forever. */
   historyRetentionMs: number | null;
   deadRetentionMs: number | null;
+  /** False: running attempts' output is not streamed (GET /executions/{id}/output then has final output only). */
+  liveOutput: boolean;
   workerConcurrency: number;
   workerLanes: Lane[];
   leaseMs: number;
@@ -202,6 +204,7 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
     reconcileIntervalMs: duration('RECONCILE_INTERVAL', '30s', 1000),
     historyRetentionMs: duration('HISTORY_RETENTION', '30d', 0) || null,
     deadRetentionMs: duration('DEAD_RETENTION', '90d', 0) || null,
+    liveOutput: oneOf('LIVE_OUTPUT', 'on', ['on', 'off'] as const) === 'on',
     workerConcurrency: integer('WORKER_CONCURRENCY', 10, 1, 10_000),
     wakeMaxWorkers: integer('WAKE_MAX_WORKERS', 10, 1, 1000),
     workerLanes: badLanes.length === 0 && lanes.length > 0 ? [...new Set(lanes as Lane[])] : ['short', 'long'],

@@ -14,7 +14,7 @@ import { commandSetup, type CommandSetup } from './command-setup';
 import { newWorkerId } from './context';
 import type { WorkAvailableDetail } from './events';
 import { budgetMs, lambdaHandler, lambdaResources, wakeHorizonMs, type LambdaResources } from './lambda';
-import { VERSION, loadHandlers } from './worker-setup';
+import { VERSION, liveOutputFor, loadHandlers } from './worker-setup';
 
 /** No work seen for this long ends the invocation: a woken Lambda must not bill for waiting. */
 export const IDLE_EXIT_MS = 2_000;
@@ -77,11 +77,12 @@ export async function drainShortLane(
   }
 
   const { handlers, commands } = await prepare(ctx);
+  const liveOutput = liveOutputFor(ctx);
   const worker = new Worker(
     {
       store: ctx.store,
       queue: ctx.queue,
-      runner: createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision }),
+      runner: createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, liveOutput }),
       clock: ctx.clock,
       sink: ctx.sink,
       logger,
@@ -117,6 +118,8 @@ export async function drainShortLane(
   } finally {
     clearTimeout(lastResort);
     active = null;
+    // Written out before the invocation returns: a frozen container would hold the rest until its next wake-up.
+    await liveOutput?.close();
   }
   const delivered = ctx.events ? await ctx.events.flush(Math.min(FLUSH_MAX_MS, budgetMs(context, 500))) : true;
   const result = summary(worker.id, { ...counts }, stoppedBy);

@@ -14,6 +14,7 @@ import { createProcessMetrics } from './metrics/http';
 import { requestLog } from './request-log';
 import { utf8Body } from './utf8-body';
 import { executionRoutes } from './routes/executions';
+import { outputRoutes } from './routes/output';
 import { flowRoutes } from './routes/flow';
 import { healthRoutes } from './routes/health';
 import { jobEditRoutes } from './routes/job-edits';
@@ -72,6 +73,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
   jobRoutes(v1, deps, commands);
   jobEditRoutes(v1, deps, commands);
   executionRoutes(v1, deps, commands);
+  outputRoutes(v1, deps);
   systemRoutes(v1, deps);
   flowRoutes(v1, deps, commands);
 

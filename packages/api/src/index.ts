@@ -4,6 +4,7 @@ export type { ApiDeps, ApiEnv } from './deps';
 export { ApiError, toApiError, zodDetails, type ErrorBody, type ErrorDetail } from './errors';
 // What the dashboard (@jobs/dashboard) shares with the API: the job schema and its conversion, keyset pages.
 export { keysetPage } from './pagination';
+export { outputResponse } from './routes/output';
 export { JobCreate } from './schemas/jobs';
 export { toJobSpec } from './serializers';
 // Series read at scrape time, rendered by prom-client (the worker process's /metrics uses them too).

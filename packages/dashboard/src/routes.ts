@@ -15,7 +15,7 @@ import {
 import { serveAsset } from './assets';
 import type { Access } from './gate';
 import { deadPage } from './pages/dead';
-import { executionPage } from './pages/execution';
+import { executionOutputStream, executionPage } from './pages/execution';
 import { cancelExecutionPage } from './pages/execution-cancel';
 import { executionsPage } from './pages/executions';
 import { deleteJobPage, jobPage } from './pages/job';
@@ -59,6 +59,7 @@ export const DASHBOARD_ROUTES: readonly DashboardRoute[] = [
 
   { method: 'GET', path: '/executions', access: 'page', handler: executionsPage },
   { method: 'GET', path: `/executions/${ID}`, access: 'page', handler: executionPage },
+  { method: 'GET', path: `/executions/${ID}/output`, access: 'fragment', handler: executionOutputStream },
   { method: 'GET', path: `/executions/${ID}/cancel`, access: 'page', handler: cancelExecutionPage },
   { method: 'POST', path: `/executions/${ID}/cancel`, access: 'action', handler: cancelAction },
   { method: 'POST', path: `/executions/${ID}/replay`, access: 'action', handler: replayAction },

@@ -1,7 +1,7 @@
 /**
  * @module runner — the worker's Runner: a job runs its shell command, or a TypeScript handler registered by name.
  */
-import type { Cancellation, Runner, RunResult, StartedExecution } from '@jobs/core';
+import type { Cancellation, LiveOutputSink, Runner, RunResult, StartedExecution } from '@jobs/core';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 import { runShell, type ShellOptions } from './shell';
 
@@ -43,7 +43,7 @@ export function createRunner(options: RunnerOptions = {}): Runner & { handlers: 
         if (!handler) {
           return { ok: false, exitCode: null, output: '', error: `no handler named ${JSON.stringify(execution.handler)} is registered in this worker` };
         }
-        return runHandler(handler, execution, cancel, limit);
+        return runHandler(handler, execution, cancel, limit, options.liveOutput ?? null);
       }
       if (execution.command) {
         if (options.commands === false) return { ok: false, exitCode: null, output: '', error: COMMANDS_DISABLED };
@@ -54,8 +54,14 @@ export function createRunner(options: RunnerOptions = {}): Runner & { handlers: 
   };
 }
 
-async function runHandler(handler: Handler, execution: StartedExecution, cancel: Cancellation, limit: number): Promise<RunResult> {
-  const output = new CappedOutput(limit);
+async function runHandler(
+  handler: Handler,
+  execution: StartedExecution,
+  cancel: Cancellation,
+  limit: number,
+  live: LiveOutputSink | null,
+): Promise<RunResult> {
+  const output = new CappedOutput(limit, live ? { onChunk: (chunk) => live.append(execution.id, chunk) } : {});
   try {
     const value = await handler({
       jobId: execution.jobId,
@@ -73,6 +79,8 @@ async function runHandler(handler: Handler, execution: StartedExecution, cancel:
     return { ok: true, exitCode: null, output: output.toString(), error: null };
   } catch (error) {
     return { ok: false, exitCode: null, output: output.toString(), error: error instanceof Error ? error.message : String(error) };
+  } finally {
+    live?.end(execution.id);
   }
 }
 

@@ -59,6 +59,7 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     executionsRecord: (input: Parameters<typeof executions.executionsRecord>[1]) => executions.executionsRecord(pool, input),
     executionsFinish: (outcomes: Parameters<typeof executions.executionsFinish>[1]) => executions.executionsFinish(pool, outcomes),
     executionsHeartbeat: (input: Parameters<typeof executions.executionsHeartbeat>[1]) => executions.executionsHeartbeat(pool, input),
+    executionsKeepOutput: (items: Parameters<typeof executions.executionsKeepOutput>[1]) => executions.executionsKeepOutput(pool, items),
     executionsRelease: (claims: Parameters<typeof executions.executionsRelease>[1]) => executions.executionsRelease(pool, claims),
     executionsLeaseExpired: (limit: number) => executions.executionsLeaseExpired(pool, limit),
     executionsWaitingPage: (input: Parameters<typeof executions.executionsWaitingPage>[1]) => executions.executionsWaitingPage(pool, input),
