@@ -16,12 +16,16 @@ export default $config({
     const { bus } = await import('./infra/events');
     await import('./infra/migrate');
     const { api } = await import('./infra/api');
+    await import('./infra/jobs');
     await import('./infra/workers');
     await import('./infra/scheduler');
+    const { alarms } = await import('./infra/alarms');
 
     return {
       api: api.url,
       eventBus: bus.name,
+      // Subscribe to it: aws sns subscribe --topic-arn <alerts> --protocol email --notification-endpoint ops@example.com
+      ...(alarms ? { alerts: alarms.alerts.arn } : {}),
     };
   },
 });

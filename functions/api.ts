@@ -6,12 +6,14 @@
  * Every response waits (at most EVENTS_FLUSH_MS) until the transitions its request emitted (trigger, cancel,
  * replay) were handed to EventBridge: once it returns, the container may be frozen and never thawed again.
  */
-import { createApp, type ApiDeps } from '@jobs/api';
+import { applyJobSpecs, commandDeps, createApp, type ApiDeps, type SpecResult } from '@jobs/api';
 import { dashboardRoutes } from '@jobs/dashboard';
+import { liveOutputReader, queueKeys } from '@jobs/queue';
 import { Hono } from 'hono';
-import { handle } from 'hono/aws-lambda';
+import { handle, type LambdaEvent } from 'hono/aws-lambda';
+import type { Context as LambdaContext } from 'aws-lambda';
 import type { Context } from './context';
-import { lambdaResources, resetForTests, type LambdaResources } from './lambda';
+import { flushTraces, lambdaResources, resetForTests, type LambdaResources } from './lambda';
 
 /** Longest a response waits for EventBridge to take its events; what is left stays buffered for the next one. */
 export const EVENTS_FLUSH_MS = 2_000;
@@ -26,12 +28,15 @@ export function apiDeps(ctx: Context): ApiDeps {
     logger: ctx.logger,
     apiKeys: ctx.config.apiKeys,
     metricsToken: ctx.config.metricsToken ?? undefined,
+    tracing: ctx.tracing,
     allowedHosts: ctx.config.allowedHosts,
     commandJobs: ctx.config.commandJobs,
     bodyLimitBytes: ctx.config.bodyLimitBytes,
     shortLaneMaxTimeoutMs: ctx.config.shortLaneMaxTimeoutMs,
     // Workers heartbeat every LEASE_TIMEOUT / 3: "active" allows six missed beats before a worker drops off the list.
     workerActiveWithinMs: 2 * ctx.config.leaseMs,
+    // Live output travels through Redis; on the PostgreSQL queue there is none (LIVE_OUTPUT has no effect there).
+    liveOutput: ctx.redis ? liveOutputReader(ctx.redis, queueKeys(ctx.config.queuePrefix)) : null,
   };
 }
 
@@ -57,7 +62,42 @@ app.all('*', async (c) => {
   if (ctx.events && !(await ctx.events.flush(EVENTS_FLUSH_MS))) {
     ctx.logger.warn({ event: 'api.events_not_flushed', within_ms: EVENTS_FLUSH_MS, reason: 'EventBridge did not take every event in time; the rest stay buffered' });
   }
+  await flushTraces(ctx);
   return response;
 });
 
-export const handler = handle(app);
+const http = handle(app);
+
+/** The deploy's invocation (infra/jobs.ts): the SST app's jobs.json, applied after the migrations. */
+export interface DeployJobsEvent {
+  source: 'deploy';
+  jobs: unknown[];
+}
+
+/** Marks the jobs the deploy creates: only those are pruned when jobs.json no longer names them. */
+export const DEPLOY_OWNER = 'sst-deploy';
+
+const isDeployEvent = (event: unknown): event is DeployJobsEvent =>
+  typeof event === 'object' && event !== null && (event as { source?: unknown }).source === 'deploy' && Array.isArray((event as { jobs?: unknown }).jobs);
+
+/**
+ * Applies the deploy's job specs (create or replace by name, prune the deploy's own jobs it no longer lists). Throws
+ * when any spec fails, naming each, so the deploy fails. Only a direct invocation (IAM: whoever deploys) carries
+ * such an event: API Gateway sends HTTP events only.
+ */
+export async function applyOnDeploy(event: DeployJobsEvent): Promise<{ results: SpecResult[] }> {
+  const { ctx } = await build();
+  const deps = apiDeps(ctx);
+  const results = await applyJobSpecs(deps, commandDeps(deps), { specs: event.jobs, owner: DEPLOY_OWNER, actor: 'deploy', prune: true });
+  await ctx.events?.flush(EVENTS_FLUSH_MS);
+  ctx.logger.info({ event: 'api.jobs_applied', results });
+  const failed = results.filter((r) => r.action === 'failed');
+  if (failed.length > 0) throw new Error(`jobs.json: ${failed.map((f) => `${f.name}: ${f.error}`).join('; ')}`);
+  return { results };
+}
+
+export function handler(event: DeployJobsEvent, context?: LambdaContext): Promise<{ results: SpecResult[] }>;
+export function handler(event: LambdaEvent, context?: LambdaContext): ReturnType<typeof http>;
+export function handler(event: LambdaEvent | DeployJobsEvent, context?: LambdaContext) {
+  return isDeployEvent(event) ? applyOnDeploy(event) : http(event, context);
+}

@@ -19,6 +19,13 @@ export interface Config {
    * session-scoped is left behind a connection pooler such as RDS Proxy.
    */
   databaseStatements: 'named' | 'unnamed';
+  /**
+   * Where the queue lives: `redis` (REDIS_URL) or `postgres` (tables in DATABASE_URL's database). Default: redis when
+   * REDIS_URL is set, else postgres.
+   */
+  queueBackend: 'redis' | 'postgres';
+  /** Neither DATABASE_URL nor REDIS_URL is set: `npm start` runs an embedded PostgreSQL (functions/embedded-postgres.ts). */
+  nothingConfigured: boolean;
   redisUrl: string;
   redisCluster: boolean;
   queuePrefix: string;
@@ -58,6 +65,10 @@ export interface Config {
   metricsToken: string | null;
   /** `npm run worker`: port of its own /metrics (per-process series); null: none served. */
   metricsPort: number | null;
+  /** OTLP/HTTP traces URL (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces); null: tracing off. */
+  otelTracesUrl: string | null;
+  /** service.name of this process's spans (OTEL_SERVICE_NAME). */
+  otelServiceName: string;
   /** The ECS agent endpoint ECS injects into containers (task scale-in protection); null elsewhere. */
   ecsAgentUri: string | null;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -177,6 +188,12 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
   if (metricsToken && !/^[\x21-\x7e]{16,1000}$/.test(metricsToken)) {
     problems.push('METRICS_TOKEN must be 16-1000 printable ASCII characters without whitespace (a bearer token)');
   }
+  const otelBase = text('OTEL_EXPORTER_OTLP_ENDPOINT', '');
+  const otelTraces = text('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', '');
+  const otelTracesUrl = otelTraces || (otelBase ? `${otelBase.replace(/\/+$/, '')}/v1/traces` : '');
+  if (otelTracesUrl && !/^https?:\/\/[^\s]+$/.test(otelTracesUrl)) {
+    problems.push(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (got ${JSON.stringify(clip(otelTraces || otelBase))})`);
+  }
   const ecsAgentUri = text('ECS_AGENT_URI', '');
   if (ecsAgentUri && !/^https?:\/\//.test(ecsAgentUri)) problems.push(`ECS_AGENT_URI must be an http:// URL (got ${JSON.stringify(ecsAgentUri)})`);
 
@@ -186,6 +203,8 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
     databasePoolMax: integer('DATABASE_POOL_MAX', 10, 1, 1000),
     databaseQueryTimeoutMs: duration('DATABASE_QUERY_TIMEOUT', '60s', 100),
     databaseStatements: oneOf('DATABASE_PREPARED_STATEMENTS', 'named', ['named', 'unnamed'] as const),
+    queueBackend: oneOf('QUEUE_BACKEND', text('REDIS_URL', '') ? 'redis' : 'postgres', ['redis', 'postgres'] as const),
+    nothingConfigured: !text('DATABASE_URL', '') && !text('REDIS_URL', ''),
     redisUrl: withPassword(url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']), linked.redisPassword),
     redisCluster: cluster === 'true',
     queuePrefix,
@@ -216,6 +235,8 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
     handlersModule: text('HANDLERS_MODULE', '') || null,
     metricsNamespace: namespace || null,
     metricsToken: metricsToken || null,
+    otelTracesUrl: otelTracesUrl || null,
+    otelServiceName: text('OTEL_SERVICE_NAME', '') || 'jobs-scheduler',
     metricsPort: text('METRICS_PORT', '') === '' ? null : integer('METRICS_PORT', 0, 0, 65535),
     ecsAgentUri: ecsAgentUri || null,
     logLevel: oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),

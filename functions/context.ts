@@ -2,8 +2,9 @@
  * @module context — wiring: builds the logger, pool, Redis client, store, queue and sinks once per process.
  * Entry points (local stack, worker, scheduler, Lambda handlers) take what they need from here.
  */
-import type { Clock, TransitionSink } from '@jobs/core';
-import { createQueue, type Queue, type RedisClient } from '@jobs/queue';
+import type { Clock, QueueAdapter, TransitionSink } from '@jobs/core';
+import { createQueue, type RedisClient } from '@jobs/queue';
+import { createPostgresQueue } from '@jobs/queue-postgres';
 import { createStore, migrate, type Store } from '@jobs/store';
 import type pg from 'pg';
 import { randomBytes } from 'node:crypto';
@@ -12,16 +13,20 @@ import { loadConfig, type Config } from './config';
 import { createEventPublisher } from './events';
 import { createLogger, fanOut, logSink, type AppLogger } from './logger';
 import { checkServices, createPool, createRedis } from './resources';
+import { createTracing, type TracingProvider } from './tracing';
 
 export interface Context {
   config: Config;
   logger: AppLogger;
   pool: pg.Pool;
-  redis: RedisClient;
+  /** Null when the queue is on PostgreSQL (QUEUE_BACKEND=postgres). */
+  redis: RedisClient | null;
   store: Store;
-  queue: Queue;
+  queue: QueueAdapter;
   sink: TransitionSink;
   clock: Clock;
+  /** Spans over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; null (and the SDK never loaded) otherwise. */
+  tracing: TracingProvider | null;
   close(): Promise<void>;
 }
 
@@ -67,17 +72,19 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
   const config = options.config ?? loadConfig();
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const pool = createPool(config, { max: options.poolMax ?? config.databasePoolMax, logger });
-  const redis = createRedis(config, logger);
+  const redis = config.queueBackend === 'redis' ? createRedis(config, logger) : null;
   const hostMs = config.clockOffsetMs ? () => Date.now() + config.clockOffsetMs : Date.now;
   const synced = options.clock ? null : databaseClock(pool, hostMs, logger);
+  const tracing = config.otelTracesUrl ? await createTracing({ url: config.otelTracesUrl, serviceName: config.otelServiceName }) : null;
   const close = async () => {
     synced?.stop();
+    await tracing?.shutdown().catch(() => undefined);
     await publisher?.close();
     await queue.close();
-    redis.disconnect();
+    redis?.disconnect();
     await pool.end().catch(() => undefined);
   };
-  const queue = createQueue(redis, { prefix: config.queuePrefix });
+  const queue: QueueAdapter = redis ? createQueue(redis, { prefix: config.queuePrefix }) : createPostgresQueue(pool);
   const publisher = config.eventBusName ? createEventPublisher({ busName: config.eventBusName, logger, statuses: config.eventTransitions }) : null;
   try {
     if (options.check ?? true) {
@@ -103,6 +110,7 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
     queue,
     sink: publisher ? fanOut(logSink(logger), publisher) : logSink(logger),
     clock: options.clock ?? synced!,
+    tracing,
     close,
   };
 }

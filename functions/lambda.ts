@@ -68,6 +68,20 @@ export async function resetForTests(): Promise<void> {
   if (built) await (await built.catch(() => null))?.close();
 }
 
+/** Longest an invocation waits at its end for the OTLP exporter to take its spans. */
+const TRACES_FLUSH_MS = 2_000;
+
+/**
+ * Exports the spans that ended (tracing on only): a container may be frozen, and never thawed, once the invocation
+ * returns. Bounded, and never fails the invocation: at worst those spans are lost.
+ */
+export async function flushTraces(ctx: Pick<Context, 'tracing'> | null): Promise<void> {
+  if (!ctx?.tracing) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([ctx.tracing.flush().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, TRACES_FLUSH_MS)))]);
+  clearTimeout(timer);
+}
+
 /** Delayed work due this long after the next tick is still woken for by this one (ticks start a little late). */
 const WAKE_HORIZON_MARGIN_MS = 5_000;
 
@@ -97,7 +111,11 @@ export function lambdaHandler<E, R>(name: string, fn: (event: E, context: Lambda
     .before((request) => {
       request.context.callbackWaitsForEmptyEventLoop = false;
     })
+    .after(async () => {
+      await flushTraces(current && (await current.catch(() => null)));
+    })
     .onError(async (request) => {
+      await flushTraces(current && (await current.catch(() => null)));
       const entry = { event: `lambda.${name}_failed`, request_id: request.context.awsRequestId, err: String(request.error) };
       const logger = (current && (await current.catch(() => null))?.logger) || fallbackLogger();
       if (logger) logger.error(entry);

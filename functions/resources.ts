@@ -63,8 +63,8 @@ export class UnreachableError extends Error {
 
 class DatabaseRangeError extends Error {}
 
-/** Fails with a clear message when PostgreSQL or Redis does not answer within `timeoutMs`. */
-export async function checkServices(pool: pg.Pool, redis: RedisClient, config: Config, timeoutMs = 5000): Promise<void> {
+/** Fails with a clear message when PostgreSQL or Redis (null: the queue is on PostgreSQL) does not answer within `timeoutMs`. */
+export async function checkServices(pool: pg.Pool, redis: RedisClient | null, config: Config, timeoutMs = 5000): Promise<void> {
   const problems: string[] = [];
   const within = <T>(p: Promise<T>) =>
     Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref())]);
@@ -77,7 +77,7 @@ export async function checkServices(pool: pg.Pool, redis: RedisClient, config: C
         `\`pg_ctlcluster <version> main start\`) or set DATABASE_URL.`,
     );
   }
-  try {
+  if (redis) try {
     await within(redis.ping());
     const db = redisDatabase(config.redisUrl) ?? 0;
     // ioredis reports a refused SELECT only as an 'error' event and then runs every command in database 0.

@@ -84,8 +84,8 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
   if (budgetMs(context, WAKE_RESERVE_MS) > 0) {
     summary.reconciled = await pass('reconcile', () => reconcileOnce(ctx, { deadline: Date.now() + budgetMs(context, WAKE_RESERVE_MS) }));
   } else skip('reconcile');
-  // The Prometheus counters' totals (packages/store/src/metrics.ts): a no-op most minutes, never long.
-  await pass('fold', () => ctx.store.totalsFold());
+  // The Prometheus counters' totals (packages/store/src/metrics.ts), and what this tick publishes as AttemptsFinished.
+  const folded = await pass('fold', () => ctx.store.totalsFold());
   if (budgetMs(context, WAKE_RESERVE_MS) > 0) {
     const deadline = Date.now() + Math.min(RETENTION_BUDGET_MS, budgetMs(context, WAKE_RESERVE_MS));
     summary.pruned = await pass('retention', () => pruneOnce(ctx, { rules: retentionRules(config), cursor: retentionCursor, deadline }));
@@ -97,7 +97,9 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
   const metrics = ctx.metrics;
   if (metrics) {
     // "Active" as the API's /workers has it: a heartbeat within two lease timeouts.
-    summary.metrics = await pass('metrics', () => publishQueueMetrics(ctx, metrics, { workerActiveWithinMs: 2 * config.leaseMs }));
+    summary.metrics = await pass('metrics', () =>
+      publishQueueMetrics(ctx, metrics, { workerActiveWithinMs: 2 * config.leaseMs, folded, stepErrors: summary.errors.length }),
+    );
   }
   if (ctx.events) {
     const delivered = await ctx.events.flush(Math.min(FLUSH_MAX_MS, budgetMs(context, 1000)));
@@ -120,8 +122,8 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
 async function wakeWorkers(ctx: LambdaResources): Promise<NonNullable<TickSummary['wake']>> {
   const depth = (await ctx.queue.depth()).short;
   // Only what comes due before the next tick: a woken Lambda waits for it (functions/worker.ts), and what is due
-  // later is the next tick's to wake for. The delayed set is scored by due time in ms (packages/queue/src/lua/push-7.lua).
-  const dueSoon = await ctx.queue.redis.zcount(ctx.queue.keys.lane('short').delayed, '-inf', Date.now() + wakeHorizonMs(ctx.config));
+  // later is the next tick's to wake for.
+  const dueSoon = await ctx.queue.dueCount({ lane: 'short', before: new Date(Date.now() + wakeHorizonMs(ctx.config)) });
   const wake = { ready: depth.ready, delayed: depth.delayed, dueSoon, workers: 0, published: false, delivered: null };
   if (depth.ready === 0 && dueSoon === 0) return wake;
   if (!ctx.events) {

@@ -1,6 +1,6 @@
 /** @module worker-setup — builds a Worker on a context: runner with handlers (and ECS task protection), cancel subscription, lifecycle. */
 import { Worker, type Runner, type WorkerKind } from '@jobs/core';
-import { createLiveOutput } from '@jobs/queue';
+import { createLiveOutput, queueKeys } from '@jobs/queue';
 import { BUILTIN_HANDLERS, createRunner, type Handler } from '@jobs/runner';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
@@ -30,9 +30,9 @@ export interface StartedWorker {
 }
 
 /** The live-output buffer of a worker process (LIVE_OUTPUT), or null when it is off. */
-export function liveOutputFor(ctx: Pick<Context, 'config' | 'redis' | 'queue' | 'logger'>) {
-  if (!ctx.config.liveOutput) return null;
-  return createLiveOutput(ctx.redis, ctx.queue.keys, {
+export function liveOutputFor(ctx: Pick<Context, 'config' | 'redis' | 'logger'>) {
+  if (!ctx.config.liveOutput || !ctx.redis) return null;
+  return createLiveOutput(ctx.redis, queueKeys(ctx.config.queuePrefix), {
     onError: (error) => ctx.logger.warn({ event: 'worker.live_output_failed', err: String(error) }),
   });
 }
@@ -44,7 +44,7 @@ export async function startWorker(
   const handlers = { ...BUILTIN_HANDLERS, ...(await loadHandlers(ctx.config.handlersModule)), ...options.handlers };
   const commands = commandSetup(ctx.config, ctx.logger);
   const liveOutput = liveOutputFor(ctx);
-  let runner: Runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, liveOutput });
+  let runner: Runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, liveOutput });
   // On ECS: a scale-in or deploy must not stop this task while it runs attempts longer than its stop grace.
   if (ctx.config.ecsAgentUri) {
     runner = protectLongAttempts(runner, createTaskProtection({ agentUri: ctx.config.ecsAgentUri, logger: ctx.logger }), { graceMs: ctx.config.shutdownGraceMs });

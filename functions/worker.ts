@@ -82,7 +82,7 @@ export async function drainShortLane(
     {
       store: ctx.store,
       queue: ctx.queue,
-      runner: createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, liveOutput }),
+      runner: createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, liveOutput }),
       clock: ctx.clock,
       sink: ctx.sink,
       logger,

@@ -17,6 +17,9 @@ export const QUEUE_METRIC_NAMES = {
   running: 'RunningExecutions',
   oldestWaitingAge: 'OldestWaitingAgeSeconds',
   containerWorkers: 'ContainerWorkers',
+  deadLettered: 'DeadLettered',
+  attemptsFinished: 'AttemptsFinished',
+  tickStepErrors: 'TickStepErrors',
 } as const;
 
 /** Long-lane attempts waiting longer than this (seconds, two ticks running) add a task. */

@@ -26,6 +26,15 @@ describe('configuration from the environment', () => {
     });
   });
 
+  it('puts the queue on Redis when REDIS_URL is set, else on PostgreSQL, unless QUEUE_BACKEND says otherwise', () => {
+    expect(loadConfig({})).toMatchObject({ queueBackend: 'postgres', nothingConfigured: true });
+    expect(loadConfig({ DATABASE_URL: 'postgres://db:5432/jobs' })).toMatchObject({ queueBackend: 'postgres', nothingConfigured: false });
+    expect(loadConfig({ REDIS_URL: 'redis://cache:6379' })).toMatchObject({ queueBackend: 'redis', nothingConfigured: false });
+    expect(loadConfig({ REDIS_URL: 'redis://cache:6379', QUEUE_BACKEND: 'postgres' }).queueBackend).toBe('postgres');
+    expect(loadConfig({ QUEUE_BACKEND: 'redis' })).toMatchObject({ queueBackend: 'redis', redisUrl: 'redis://127.0.0.1:6379' });
+    expect(problemsOf({ QUEUE_BACKEND: 'kafka' })).toEqual(['QUEUE_BACKEND="kafka" must be one of redis, postgres']);
+  });
+
   it('reads lists with spaces and repeats', () => {
     const config = loadConfig({ EVENT_TRANSITIONS: ' dead, failed ,dead', WORKER_LANES: 'long', API_KEYS: 'a, b' });
     expect(config.eventTransitions).toEqual(['dead', 'failed']);

@@ -1,7 +1,7 @@
 /** Output that survives: head and tail, cancelled / timed-out / lease-lost attempts, and a running attempt's output read and followed. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cancelExecution, createJob, triggerJob } from '@jobs/core';
-import { createLiveOutput } from '@jobs/queue';
+import { createLiveOutput, queueKeys } from '@jobs/queue';
 import { apiHarness, type Harness } from './api/harness';
 import { eventually } from './support/env';
 import { engine } from './support/engine';
@@ -14,7 +14,7 @@ let live: ReturnType<typeof createLiveOutput>;
 beforeEach(async () => {
   h = await apiHarness();
   e = engine(h.env);
-  live = createLiveOutput(h.env.redis, h.env.queue.keys, { flushMs: 50 });
+  live = createLiveOutput(h.env.redis, queueKeys(h.env.prefix), { flushMs: 50 });
 });
 afterEach(async () => {
   await e.stopAll();
@@ -157,14 +157,14 @@ describe('output', () => {
   });
 
   it('costs a job that prints a line and ends within the interval nothing in Redis', async () => {
-    const slow = createLiveOutput(h.env.redis, h.env.queue.keys, { flushMs: 60_000 });
+    const slow = createLiveOutput(h.env.redis, queueKeys(h.env.prefix), { flushMs: 60_000 });
     try {
       const job = await createJob(e.deps, jobSpec({ handler: 'one-line' }));
       const { execution } = await triggerJob(e.deps, { jobId: job.id });
       await e.worker({ liveOutput: slow, handlers: { 'one-line': ({ log }) => log('hello') } });
       await eventually(async () => (await get(execution.id))?.status === 'succeeded');
       await slow.flush();
-      expect(await h.env.redis.exists(h.env.queue.keys.output(execution.id))).toBe(0);
+      expect(await h.env.redis.exists(queueKeys(h.env.prefix).output(execution.id))).toBe(0);
       expect((await get(execution.id))!.output).toBe('hello\n');
     } finally {
       await slow.close();

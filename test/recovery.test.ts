@@ -5,6 +5,7 @@ import { createTestEnv, eventually, type TestEnv } from './support/env';
 import { engine } from './support/engine';
 import { jobSpec } from './support/fixtures';
 import { spawnEntry, type Child } from './support/processes';
+import { expireLease, loseQueuedIds } from './support/queue-probe';
 
 let env: TestEnv;
 let e: ReturnType<typeof engine>;
@@ -115,8 +116,8 @@ describe('crash recovery', () => {
     expect(started.started.map((s) => s.id)).toEqual([execution.id]);
     // The lease expires in the database and the reaper records the attempt as failed.
     await env.pool.query(`UPDATE executions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [execution.id]);
-    // ...and in Redis (its worker stopped heartbeating both): a Redis lease still held would mean a live worker.
-    await env.redis.zadd(env.queue.keys.lane('short').lease, 0, execution.id);
+    // ...and in the queue (its worker stopped heartbeating both): a queue lease still held would mean a live worker.
+    await expireLease(env, 'short', execution.id);
     expect((await e.reap()).expired).toBe(1);
 
     const late: Outcome = {
@@ -142,8 +143,7 @@ describe('crash recovery', () => {
     expect((await e.reconcile()).pushed).toBe(0);
 
     // Lose everything this deployment had in Redis (FLUSHALL on a shared server, scoped to our prefix here).
-    const keys = await env.redis.keys(`${env.prefix}*`);
-    await env.redis.del(...keys);
+    await loseQueuedIds(env);
     expect((await env.queue.depth()).short.ready).toBe(0);
 
     const reconciled = await e.reconcile();

@@ -76,7 +76,8 @@ describe('retention', () => {
     await add(true, short, 'succeeded', 0.5);
     await add(true, normal, 'succeeded', 0);
     // The dead-letter list holds the dead ids, newest first.
-    await env.redis.lpush(env.queue.keys.lane('short').dead, oldDead, replayedDead);
+    await env.queue.settle({ lane: 'short', acks: [], dead: [oldDead, replayedDead], push: [] });
+    expect(await env.queue.deadIds('short')).toEqual([replayedDead, oldDead]);
     // Roll-up rows go with their window too.
     await env.pool.query(
       `INSERT INTO execution_minutes (minute, status, count, duration_ms) VALUES
@@ -94,7 +95,7 @@ describe('retention', () => {
     const left = await ids();
     for (const [id, keep] of Object.entries(expect_)) expect({ id, kept: left.has(id) }).toEqual({ id, kept: keep });
     expect(first.deleted).toBe(Object.values(expect_).filter((k) => !k).length);
-    expect(await env.redis.lrange(env.queue.keys.lane('short').dead, 0, -1)).toEqual([replayedDead]);
+    expect(await env.queue.deadIds('short')).toEqual([replayedDead]);
     expect(first.deadLettered).toBe(1);
     const minutes = await env.pool.query(`SELECT status, count FROM execution_minutes ORDER BY minute, status`);
     expect(minutes.rows.map((r) => `${r.status}:${r.count}`)).toEqual(['failed:2', 'succeeded:3']);

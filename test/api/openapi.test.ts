@@ -25,6 +25,7 @@ const ENDPOINTS: [string, string][] = [
   ['get', '/api/v1/jobs/{id}/limits'],
   ['patch', '/api/v1/jobs/{id}'],
   ['put', '/api/v1/jobs/by-name/{name}'],
+  ['post', '/api/v1/jobs/by-name/{name}/plan'],
   ['get', '/api/v1/jobs/{id}/versions'],
   ['post', '/api/v1/jobs/{id}/backfill'],
   ['get', '/api/v1/lanes'],

@@ -94,7 +94,7 @@ describe('a schedule change', () => {
     expect(res.body.next_run_at).toBe('2025-01-01T00:00:06.000Z');
     // Those due before the change stay (they were due under the old schedule); later ones are withdrawn.
     expect(await times(job.id)).toEqual(['00:00:02', '00:00:04']);
-    const delayed = await h.env.redis.zrange(h.env.queue.keys.lane('short').delayed, '0', '-1');
+    const delayed = await h.env.redis.zrange(h.env.redisQueue!.keys.lane('short').delayed, '0', '-1');
     const { rows } = await h.env.pool.query(`SELECT id, status, error FROM executions WHERE job_id = $1 AND scheduled_for > $2`, [
       job.id,
       '2025-01-01T00:00:05Z',
@@ -130,8 +130,8 @@ describe('lane, priority and limits apply to attempts not yet started', () => {
     await setup();
     const job = await h.createJob({ command: 'echo moved', lane: 'short' });
     const ids = [await trigger(job.id), await trigger(job.id), await trigger(job.id)];
-    const short = h.env.queue.keys.lane('short');
-    const long = h.env.queue.keys.lane('long');
+    const short = h.env.redisQueue!.keys.lane('short');
+    const long = h.env.redisQueue!.keys.lane('long');
     expect(await h.env.redis.zcard(short.ready)).toBe(3);
     const res = await patch(job.id, { lane: 'long', priority: 7 });
     expect(res.body).toMatchObject({ lane: 'long', priority: 7 });

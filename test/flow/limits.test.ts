@@ -8,6 +8,7 @@ import { engine } from '../support/engine';
 import { createTestEnv, eventually, type TestEnv } from '../support/env';
 import { jobSpec } from '../support/fixtures';
 import { QUEUE_ADAPTERS, limits, maxOverlap, maxStartsInWindow, runsOf } from './support';
+import { limitedLeft } from '../support/queue-probe';
 
 describe.each(QUEUE_ADAPTERS)('flow control ($name)', (adapter) => {
   let env: TestEnv;
@@ -118,7 +119,7 @@ describe.each(QUEUE_ADAPTERS)('flow control ($name)', (adapter) => {
     const runs = await runsOf(env.pool, job.id);
     expect(maxOverlap(runs.slice(0, 3))).toBe(1);
     expect(maxOverlap(runs.slice(3))).toBeGreaterThan(1);
-    expect(await env.redis.hlen(`${env.queue.keys.flow}:items`)).toBe(0);
+    expect(await limitedLeft(env)).toBe(0);
   });
 
   it('frees the slots of a worker that died (lease expiry) and of cancelled waiting attempts', async () => {

@@ -9,6 +9,7 @@ import { createTestEnv, eventually, type TestEnv } from '../support/env';
 import { jobSpec } from '../support/fixtures';
 import { spawnEntry, type Child } from '../support/processes';
 import { limits, maxOverlap, maxStartsInWindow, runsOf } from './support';
+import { limitedReady } from '../support/queue-probe';
 
 let env: TestEnv;
 let e: ReturnType<typeof engine>;
@@ -100,6 +101,6 @@ describe('flow control across worker processes', () => {
     const before = (await env.queue.flowInspect([limited.id]))[0]!;
     await new Promise((r) => setTimeout(r, 500));
     expect((await env.queue.flowInspect([limited.id]))[0]).toEqual(before);
-    expect(await env.queue.redis.zcard(env.queue.keys.lane('short').fready)).toBe(0);
+    expect(await limitedReady(env, 'short')).toBe(0);
   }, 90_000);
 });

@@ -1,10 +1,10 @@
 /**
  * Shared by the flow-control tests: the queue adapters the behaviour tests run against (a second adapter, such as
- * a PostgreSQL queue, adds itself to QUEUE_ADAPTERS and must pass the same tests), and measures of what ran when.
+ * the PostgreSQL queue, is chosen by TEST_QUEUE_BACKEND and must pass the same tests), and measures of what ran when.
  */
 import type { FlowLimits } from '@jobs/core';
 import type pg from 'pg';
-import type { TestEnv } from '../support/env';
+import { QUEUE_BACKEND, type QueueBackend, type TestEnv } from '../support/env';
 
 export interface QueueAdapter {
   name: string;
@@ -14,8 +14,8 @@ export interface QueueAdapter {
   loseState: ((env: TestEnv) => Promise<void>) | null;
 }
 
-export const QUEUE_ADAPTERS: QueueAdapter[] = [
-  {
+const ADAPTERS: Record<QueueBackend, QueueAdapter> = {
+  redis: {
     name: 'redis',
     queue: (env) => env.queue,
     async loseState(env) {
@@ -23,7 +23,12 @@ export const QUEUE_ADAPTERS: QueueAdapter[] = [
       if (keys.length > 0) await env.redis.del(...keys);
     },
   },
-];
+  // Its flow state is rows of the same database as the store: it is never lost on its own.
+  postgres: { name: 'postgres', queue: (env) => env.queue, loseState: null },
+};
+
+/** The adapter of this run (TEST_QUEUE_BACKEND: the vitest projects run these files once per adapter). */
+export const QUEUE_ADAPTERS: QueueAdapter[] = [ADAPTERS[QUEUE_BACKEND]];
 
 export const limits = (overrides: Partial<FlowLimits>): FlowLimits => ({
   maxConcurrency: null,

@@ -274,6 +274,7 @@ function installSstGlobals(current: Scenario) {
     ssm: strictNamespace('aws.ssm', { Parameter: arnComponent('aws.ssm.Parameter') }),
     appautoscaling: strictNamespace('aws.appautoscaling', { Policy: arnComponent('aws.appautoscaling.Policy') }),
     cloudwatch: strictNamespace('aws.cloudwatch', { MetricAlarm: arnComponent('aws.cloudwatch.MetricAlarm') }),
+    sns: strictNamespace('aws.sns', { Topic: arnComponent('aws.sns.Topic') }),
   });
   Object.assign(globalThis, {
     $config: (config: unknown) => config,

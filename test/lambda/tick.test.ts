@@ -40,7 +40,7 @@ describe('tick Lambda', () => {
     expect(result.errors).toEqual([]);
     const { rows } = await env.pool.query(`SELECT id, status, trigger FROM executions WHERE job_id = $1`, [job.id]);
     expect(rows).toEqual([{ id: expect.any(String), status: 'queued', trigger: 'cron' }]);
-    expect(await env.redis.zscore(env.queue.keys.lane('short').ready, rows[0].id)).not.toBeNull();
+    expect(await env.redis.zscore(env.redisQueue!.keys.lane('short').ready, rows[0].id)).not.toBeNull();
     const after = await env.store.jobGet(job.id);
     expect(after!.nextRunAt!.getTime()).toBeGreaterThan(Date.now() + 120_000);
 
@@ -109,11 +109,11 @@ describe('tick Lambda', () => {
     const job = await yearlyJobDueAt(-2000);
     await invoke();
     const { rows } = await env.pool.query(`SELECT id FROM executions WHERE job_id = $1`, [job.id]);
-    await env.redis.del(env.queue.keys.lane('short').ready);
+    await env.redis.del(env.redisQueue!.keys.lane('short').ready);
     const result = await invoke();
     expect(result.reconciled).toEqual({ scanned: 1, pushed: 1 });
     expect(result.reaped).toEqual({ expired: 0, requeued: 0, undeliverable: 0 });
-    expect(await env.redis.zscore(env.queue.keys.lane('short').ready, rows[0].id)).not.toBeNull();
+    expect(await env.redis.zscore(env.redisQueue!.keys.lane('short').ready, rows[0].id)).not.toBeNull();
   });
 
   it('reports a Redis outage as a partial failure: rows stay queued in PostgreSQL, nothing throws', async () => {
@@ -140,7 +140,7 @@ describe('tick Lambda', () => {
     expect(result.errors.map((e) => e.step)).toContain('events');
   });
 
-  it('writes the queue metrics as CloudWatch EMF lines: depth, running and oldest wait per lane, container workers', async () => {
+  it('writes the queue metrics as CloudWatch EMF lines: depth, running, oldest wait and dead-lettered per lane, finished attempts, container workers', async () => {
     await env.setEnv({ METRICS_NAMESPACE: 'jobs-scheduler/test' });
     const long = await env.job({ handler: 'noop', lane: 'long', timeoutMs: 3_600_000 });
     const created = await env.store.executionsEnqueueMany({ jobId: long.id, payloads: [null, null, null, null] });
@@ -154,35 +154,58 @@ describe('tick Lambda', () => {
     await env.pool.query(`UPDATE executions SET scheduled_for = now() + interval '1 hour' WHERE id = $1`, [created[2]!.id]);
     await env.store.workerUpsert({ id: 'container-a', kind: 'container', host: 'ip-10-0-0-1', startedAt: new Date(), lastHeartbeatAt: new Date(), concurrency: 8, inFlight: 1, version: 'v', lanes: ['long', 'short'] });
     await env.store.workerUpsert({ id: 'lambda-a', kind: 'lambda', host: 'h', startedAt: new Date(), lastHeartbeatAt: new Date(), concurrency: 4, inFlight: 0, version: 'v', lanes: ['short'] });
+    await env.redis.lpush(env.redisQueue!.keys.lane('short').dead, '901', '902');
+    // Outcomes recorded in minutes now closed (as the flush statement counts them), after the totals' watermark.
+    await env.pool.query(`UPDATE execution_totals_mark SET folded_through = date_trunc('minute', now()) - interval '1 hour'`);
+    await env.pool.query(
+      `INSERT INTO execution_minutes (minute, status, lane, count, duration_ms)
+       VALUES (date_trunc('minute', now()) - interval '5 minutes', 'succeeded', 'short', 7, 70),
+              (date_trunc('minute', now()) - interval '4 minutes', 'succeeded', 'short', 3, 30),
+              (date_trunc('minute', now()) - interval '4 minutes', 'dead', 'long', 2, 20),
+              (date_trunc('minute', now()), 'dead', 'long', 5, 50)`,
+    );
 
-    const writes = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
-    let result;
-    let lines: string[];
-    try {
-      result = await invoke();
-    } finally {
-      lines = writes.mock.calls.flatMap(([chunk]) => String(chunk).split('\n'));
-      writes.mockRestore();
-    }
-    const docs = lines
-      .filter((line) => line.includes('"_aws"'))
-      .map((line) => JSON.parse(line));
+    const emf = async () => {
+      const writes = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+      let lines: string[];
+      let result;
+      try {
+        result = await invoke();
+      } finally {
+        lines = writes.mock.calls.flatMap(([chunk]) => String(chunk).split('\n'));
+        writes.mockRestore();
+      }
+      return { result, docs: lines.filter((line) => line.includes('"_aws"')).map((line) => JSON.parse(line)) };
+    };
+    const { result, docs } = await emf();
     expect(result!.errors).toEqual([]);
-    expect(docs).toHaveLength(3);
+    // 2 lanes, 10 (lane, status) counts, the fleet.
+    expect(docs).toHaveLength(13);
     for (const doc of docs) {
       expect(doc._aws.Timestamp).toBeGreaterThan(Date.now() - 60_000);
       expect(doc._aws.CloudWatchMetrics[0].Namespace).toBe('jobs-scheduler/test');
       for (const m of doc._aws.CloudWatchMetrics[0].Metrics) expect(typeof doc[m.Name]).toBe('number');
     }
-    const lane = (name: string) => docs.find((d) => d.Lane === name);
+    const lane = (name: string) => docs.find((d) => d.Lane === name && d.Status === undefined);
     expect(lane('long')._aws.CloudWatchMetrics[0]).toMatchObject({
       Dimensions: [['Lane']],
       Metrics: [
         { Name: 'QueueDepth', Unit: 'Count' },
         { Name: 'RunningExecutions', Unit: 'Count' },
         { Name: 'OldestWaitingAgeSeconds', Unit: 'Seconds' },
+        { Name: 'DeadLettered', Unit: 'Count' },
       ],
     });
+    expect(lane('short').DeadLettered).toBe(2);
+    expect(lane('long').DeadLettered).toBe(0);
+    const finished = (d: { Lane: string; Status: string; AttemptsFinished: number }[]) =>
+      Object.fromEntries(d.filter((x) => x.Status).map((x) => [`${x.Lane}/${x.Status}`, x.AttemptsFinished]));
+    expect(docs.find((d) => d.Status === 'dead')._aws.CloudWatchMetrics[0]).toMatchObject({ Dimensions: [['Lane', 'Status']], Metrics: [{ Name: 'AttemptsFinished', Unit: 'Count' }] });
+    // The closed minutes only (the current one is folded by a later tick), each published once.
+    expect(finished(docs)).toMatchObject({ 'short/succeeded': 10, 'long/dead': 2, 'short/dead': 0, 'long/succeeded': 0, 'short/failed': 0 });
+    expect(result!.metrics!.finished).toEqual(expect.arrayContaining([{ status: 'succeeded', lane: 'short', count: 10 }, { status: 'dead', lane: 'long', count: 2 }]));
+    const again = await emf();
+    expect(Object.values(finished(again.docs)).every((n) => n === 0)).toBe(true);
     expect(lane('long')).toMatchObject({ QueueDepth: 2, RunningExecutions: 1 });
     expect(lane('long').OldestWaitingAgeSeconds).toBeGreaterThanOrEqual(89);
     expect(lane('long').OldestWaitingAgeSeconds).toBeLessThan(120);
@@ -190,6 +213,7 @@ describe('tick Lambda', () => {
     const fleet = docs.find((d) => d.Lane === undefined);
     expect(fleet._aws.CloudWatchMetrics[0].Dimensions).toEqual([[]]);
     expect(fleet.ContainerWorkers).toBe(1);
+    expect(fleet.TickStepErrors).toBe(0);
     expect(result!.metrics).toMatchObject({ containerWorkers: 1, lanes: { long: { waiting: 2, running: 1 } } });
   });
 

@@ -1,6 +1,7 @@
 /**
  * Embeds the SQL migrations and Lua scripts into TypeScript modules, so every bundle (Lambda, container) carries
- * them without file copies. Run with `npm run gen`; a test fails when the generated modules are out of date.
+ * them without file copies, then the OpenAPI document and the typed client's types (see openapi-client.ts). Run with
+ * `npm run gen`; a test fails when the generated files are out of date.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -40,4 +41,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     writeFileSync(join(root, target.out), render(target));
     console.log(`wrote ${target.out}`);
   }
+  // After the migrations and Lua: the API imports the generated modules.
+  const { OPENAPI_OUT, TYPES_OUT, renderClientTypes, renderOpenApi } = await import('./openapi-client');
+  const document = await renderOpenApi();
+  writeFileSync(join(root, OPENAPI_OUT), document);
+  writeFileSync(join(root, TYPES_OUT), await renderClientTypes(document));
+  console.log(`wrote ${OPENAPI_OUT} and ${TYPES_OUT}`);
 }

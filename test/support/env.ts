@@ -1,16 +1,21 @@
 /**
  * Test isolation: each call makes its own PostgreSQL schema (migrated) and Redis key prefix, on the real local
  * servers, and `cleanup()` drops both. Nothing depends on what another test or an earlier run left behind.
+ * TEST_QUEUE_BACKEND=postgres (the `postgres` project in test/vitest.config.ts) puts the queue on PostgreSQL: the
+ * same test files then run against the second adapter, and their child processes get QUEUE_BACKEND=postgres.
  */
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { createQueue, type Queue } from '@jobs/queue';
+import { createPostgresQueue } from '@jobs/queue-postgres';
 import { createStore, migrate, type Store } from '@jobs/store';
-import { restoreFlow, type Clock, type Logger, type Transition, type TransitionSink } from '@jobs/core';
+import { restoreFlow, type Clock, type Logger, type QueueAdapter, type Transition, type TransitionSink } from '@jobs/core';
 
 export const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export type QueueBackend = 'redis' | 'postgres';
+export const QUEUE_BACKEND: QueueBackend = process.env.TEST_QUEUE_BACKEND === 'postgres' ? 'postgres' : 'redis';
 
 export interface TestEnv {
   schema: string;
@@ -18,7 +23,10 @@ export interface TestEnv {
   pool: pg.Pool;
   redis: Redis;
   store: Store;
-  queue: Queue;
+  backend: QueueBackend;
+  queue: QueueAdapter;
+  /** The Redis queue, for tests that look at its keys (null on the PostgreSQL queue). */
+  redisQueue: Queue | null;
   /** Environment for child processes that must use the same schema and prefix. */
   childEnv: Record<string, string>;
   cleanup(): Promise<void>;
@@ -35,7 +43,8 @@ export function schemaUrl(schema: string, base = DATABASE_URL): string {
   return url.toString();
 }
 
-export async function createTestEnv(label = 't'): Promise<TestEnv> {
+export async function createTestEnv(label = 't', options: { backend?: QueueBackend } = {}): Promise<TestEnv> {
+  const backend = options.backend ?? QUEUE_BACKEND;
   const schema = uniqueName(label).toLowerCase();
   const prefix = `{${schema}}`;
   const admin = new pg.Client({ connectionString: DATABASE_URL });
@@ -46,7 +55,8 @@ export async function createTestEnv(label = 't'): Promise<TestEnv> {
   pool.on('error', () => undefined);
   await migrate(pool);
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
-  const queue = createQueue(redis, { prefix });
+  const redisQueue = backend === 'redis' ? createQueue(redis, { prefix }) : null;
+  const queue: QueueAdapter = redisQueue ?? createPostgresQueue(pool);
   const store = createStore(pool);
   // As a running deployment has it: the flow state restored once (a fresh prefix has none; a worker would restore it
   // at its first claim, test/flow tests that path on purpose).
@@ -57,11 +67,14 @@ export async function createTestEnv(label = 't'): Promise<TestEnv> {
     pool,
     redis,
     store,
+    backend,
     queue,
+    redisQueue,
     childEnv: {
       DATABASE_URL: schemaUrl(schema),
       REDIS_URL,
       QUEUE_PREFIX: prefix,
+      QUEUE_BACKEND: backend,
     },
     async cleanup() {
       await queue.close();

@@ -12,6 +12,7 @@ import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError, errorBody, onError, validationHook } from './errors';
 import { createProcessMetrics } from './metrics/http';
 import { requestLog } from './request-log';
+import { requestSpans } from './tracing';
 import { utf8Body } from './utf8-body';
 import { executionRoutes } from './routes/executions';
 import { outputRoutes } from './routes/output';
@@ -38,18 +39,12 @@ export const API_VERSION = '1.0.0';
 export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
   const root = new OpenAPIHono<ApiEnv>({ defaultHook: validationHook });
   const v1 = new OpenAPIHono<ApiEnv>({ defaultHook: validationHook });
-  const commands: CommandDeps = {
-    store: deps.store,
-    queue: deps.queue,
-    clock: deps.clock,
-    sink: deps.sink,
-    logger: deps.logger,
-    commandJobs: deps.commandJobs ?? true,
-  };
+  const commands = commandDeps(deps);
 
   const metrics = createProcessMetrics();
   root.use('*', metrics.middleware);
   root.use('*', requestLog(deps.logger));
+  if (deps.tracing) root.use('*', requestSpans(deps.tracing));
   root.use('*', hostGuard({ keyed: deps.apiKeys.length > 0, allowedHosts: deps.allowedHosts ?? [] }));
   root.use(
     '*',
@@ -86,8 +81,15 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
         version: API_VERSION,
         description: 'A durable job scheduler: jobs (cron, one-off or manual), their executions, workers and stats.',
       },
+      // Relative: the document describes the deployment that serves it (locally, on Lambda, behind any domain).
+      servers: [{ url: '/', description: 'The deployment serving this document' }],
       security: [{ bearerAuth: [] }],
-      tags: [{ name: 'jobs' }, { name: 'executions' }, { name: 'lanes' }, { name: 'system' }],
+      tags: [
+        { name: 'jobs', description: 'Job definitions: create, change, version history, trigger, pause, backfill.' },
+        { name: 'executions', description: 'Attempts: their state, output, cancellation and replay.' },
+        { name: 'lanes', description: 'The short and long lanes: pause, resume, depths.' },
+        { name: 'system', description: 'Workers, stats, schedule preview and health.' },
+      ],
     });
     return c.json(document as object, 200);
   });
@@ -108,3 +110,8 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/** The core's command dependencies from the API's. */
+export function commandDeps(deps: ApiDeps): CommandDeps {
+  return { store: deps.store, queue: deps.queue, clock: deps.clock, sink: deps.sink, logger: deps.logger, commandJobs: deps.commandJobs ?? true };
+}

@@ -1,16 +1,19 @@
 /** @module deps — what the API needs from the outside; functions/ builds it once per process from Context + Config. */
-import type { Clock, Logger, TransitionSink } from '@jobs/core';
-import type { Queue } from '@jobs/queue';
+import type { Clock, LiveOutputReader, Logger, QueueAdapter, TraceSpan, Tracing, TransitionSink } from '@jobs/core';
 import type { Store } from '@jobs/store';
 
 export interface ApiDeps {
   store: Store;
-  queue: Queue;
+  queue: QueueAdapter;
   clock: Clock;
   sink: TransitionSink;
   logger: Logger;
+  /** Running attempts' output so far (the workers' live buffer); absent: a running attempt's output reads empty. */
+  liveOutput?: LiveOutputReader | null;
   /** Bearer keys accepted on /api/v1; empty: the API is open (local development only, loopback requests only). */
   apiKeys: string[];
+  /** Spans per request and trigger (OpenTelemetry, in functions/); absent: tracing is off and costs nothing. */
+  tracing?: Tracing | null;
   /** A bearer token GET /metrics accepts besides the API keys (METRICS_TOKEN), for scrapers. */
   metricsToken?: string;
   /** Host names served besides loopback ones, when keys are set (`*`: any); see host-guard.ts. */
@@ -33,5 +36,5 @@ export interface ApiDeps {
  * have names.
  */
 export interface ApiEnv {
-  Variables: { requestId: string; actor: string };
+  Variables: { requestId: string; actor: string; span?: TraceSpan };
 }

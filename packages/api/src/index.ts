@@ -1,5 +1,6 @@
 /** @module @jobs/api — the REST API: createApp(deps) returns a Hono app (served by Node locally, by Lambda on AWS). */
-export { createApp, API_PREFIX, API_VERSION, type App, type AppMount } from './app';
+export { createApp, commandDeps, API_PREFIX, API_VERSION, type App, type AppMount } from './app';
+export { applyJobSpecs, type SpecResult } from './apply-specs';
 export type { ApiDeps, ApiEnv } from './deps';
 export { ApiError, toApiError, zodDetails, type ErrorBody, type ErrorDetail } from './errors';
 // What the dashboard (@jobs/dashboard) shares with the API: the job schema and its conversion, keyset pages.

@@ -2,8 +2,7 @@
  * @module serializers — domain objects (camelCase, ms, Date) to the wire (snake_case, seconds, ISO strings), and the
  * create body to the core's JobSpec.
  */
-import { DEFAULT_BACKOFF, NO_LIMITS, type Execution, type ExecutionSummary, type Job, type JobChange, type JobSpec, type WorkerInfo } from '@jobs/core';
-import type { Queue } from '@jobs/queue';
+import { DEFAULT_BACKOFF, NO_LIMITS, type Execution, type ExecutionSummary, type Job, type JobChange, type JobSpec, type QueueDepth, type WorkerInfo } from '@jobs/core';
 import type { ExecutionStats } from '@jobs/store';
 import { validationFailed } from './errors';
 import { limitsJson, toLimits } from './schemas/limits';
@@ -110,7 +109,7 @@ export function workerJson(w: WorkerInfo) {
   };
 }
 
-export function statsJson(stats: ExecutionStats, depth: Awaited<ReturnType<Queue['depth']>>, now: Date) {
+export function statsJson(stats: ExecutionStats, depth: QueueDepth, now: Date) {
   return {
     counts: stats.counts,
     lanes: stats.byLane,

@@ -40,7 +40,7 @@ export interface CommandStore extends EditStore {
   /** Inserts a manual run; with an idempotency key, returns the earlier execution for a repeated key. */
   /** `record` is the whole row as inserted (or found), so callers need not read it again. */
   /** `samePayload`: for a repeated key, whether the earlier call sent the same payload. */
-  executionTrigger(input: { jobId: string; payload: unknown; idempotencyKey: string | null }): Promise<{ execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null>;
+  executionTrigger(input: { jobId: string; payload: unknown; idempotencyKey: string | null; traceparent?: string | null }): Promise<{ execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null>;
   executionCancel(id: string): Promise<{ changed: ChangedExecution | null; status: ExecutionStatus } | null>;
   /** Replays once (unless `force`); `replayedBy` is the replay the row already had before this call. */
   executionReplay(id: string, options?: { force?: boolean }): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus; replayedBy: string | null } | null>;
@@ -54,8 +54,8 @@ export interface CommandQueue extends EditQueue {
   push(items: readonly QueueItem[]): Promise<void>;
   /** Best effort: drops waiting ids from the ready and delayed sets and tells their worker to kill running ones. */
   withdraw(items: readonly (QueueItem & { running: boolean })[]): Promise<void>;
-  /** Removes replayed ids from the dead-letter list. */
-  forgetDead(items: readonly { id: string; lane: Lane }[]): Promise<void>;
+  /** Removes ids from the dead-letter list (replayed ones; `oldest`: deleted by retention, at its old end). */
+  forgetDead(items: readonly { id: string; lane: Lane }[], options?: { oldest?: boolean }): Promise<void>;
   /** Copies job limits and lane states (never slots: `full` is false) to the queue. */
   flowRestore: FlowQueue['flowRestore'];
 }
@@ -160,12 +160,13 @@ export async function setLanePaused(deps: CommandDeps, lane: Lane, paused: boole
 
 export async function triggerJob(
   deps: CommandDeps,
-  input: { jobId: string; payload?: unknown; idempotencyKey?: string | null },
+  input: { jobId: string; payload?: unknown; idempotencyKey?: string | null; traceparent?: string | null },
 ): Promise<{ execution: CreatedExecution; record: Execution; created: boolean }> {
   const result = await deps.store.executionTrigger({
     jobId: input.jobId,
     payload: input.payload ?? null,
     idempotencyKey: input.idempotencyKey ?? null,
+    traceparent: input.traceparent ?? null,
   });
   if (!result) throw new NotFoundError('job', input.jobId);
   if (!result.created && result.samePayload === false) throw new IdempotencyMismatchError(result.record.id);

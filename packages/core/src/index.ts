@@ -18,3 +18,4 @@ export * from './retention';
 export * from './commands';
 export * from './edit';
 export * from './flow';
+export * from './trace-context';

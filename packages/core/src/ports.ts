@@ -3,7 +3,8 @@
  * Adapters (packages/store, packages/queue, packages/runner) implement them; entry points in functions/ wire them.
  */
 import type { Cancellation } from './cancellation';
-import type { ClaimState, FlowQueue, FlowStore } from './flow';
+import type { CommandQueue } from './commands';
+import type { ClaimState, FlowJobState, FlowQueue, FlowStore } from './flow';
 import type {
   Backoff,
   ExecutionStatus,
@@ -108,6 +109,11 @@ export interface StartedExecution {
   flowKey: string | null;
   /** The version of the job's definition above (recorded on the execution when it starts). */
   jobVersion: number;
+  /**
+   * W3C trace context of what started it (the triggering request's span; a retry keeps its chain's), or, while it
+   * runs under tracing, its attempt span's; null or absent: none (cron runs start their own trace).
+   */
+  traceparent?: string | null;
 }
 
 /** The recorded result of one attempt, fenced by its lease token. */
@@ -224,6 +230,18 @@ export interface LiveOutputSink {
   end(executionId: string): void;
 }
 
+/** One write of a running attempt's output: its id (a cursor, also the SSE event id) and its text. */
+export interface LiveOutputEntry {
+  id: string;
+  text: string;
+}
+
+/** Reads what running attempts printed so far (written by a LiveOutputSink). */
+export interface LiveOutputReader {
+  /** The writes after `afterId` (all when null), oldest first. */
+  read(executionId: string, afterId: string | null): Promise<LiveOutputEntry[]>;
+}
+
 /** Runs one attempt. Must honour `cancel.signal` (kill the process group) and cap its output. */
 export interface Runner {
   run(execution: StartedExecution, cancel: Cancellation): Promise<RunResult>;
@@ -277,4 +295,53 @@ export interface RecoveryQueue extends FlowQueue {
   ensure(items: readonly QueueItem[]): Promise<number>;
   settle(input: { lane: Lane; acks: Claim[]; dead: string[]; push: QueueItem[] }): Promise<void>;
   push(items: readonly QueueItem[]): Promise<void>;
+}
+
+// ---------------------------------------------------------------- the whole queue
+
+export type QueueDepth = Record<Lane, { ready: number; delayed: number; running: number; dead: number }>;
+
+/**
+ * Everything entry points, the API and the dashboard use of a queue adapter: the Redis one (packages/queue) or the
+ * PostgreSQL one (packages/queue-postgres), chosen in functions/ by QUEUE_BACKEND.
+ */
+export interface QueueAdapter extends WorkerQueue, RecoveryQueue, CommandQueue {
+  /** Per lane: ready (attempts of limited jobs not yet checked included), delayed, leased and dead-lettered ids. */
+  depth(): Promise<QueueDepth>;
+  /** Ids on the dead-letter list of a lane, newest first. */
+  deadIds(lane: Lane, limit?: number): Promise<string[]>;
+  /** Delayed ids of a lane that come due by `before`. */
+  dueCount(input: { lane: Lane; before: Date }): Promise<number>;
+  /** Why attempts of these jobs wait (none given: jobs that have attempts waiting, at most 200). */
+  flowInspect(jobIds?: readonly string[]): Promise<FlowJobState[]>;
+  /** Attempts parked because their job's limits were unknown to the queue (a restore lets them go). */
+  flowUnknownCount(): Promise<number>;
+  /** Calls `onCancel` with execution ids whose cancellation was requested; returns a function that stops it. */
+  subscribeCancels(onCancel: (ids: string[]) => void): Promise<() => Promise<void>>;
+  /** Closes the connections the queue opened itself (the client or pool it was given belongs to the caller). */
+  close(): Promise<void>;
+  ping(): Promise<boolean>;
+}
+
+// ---------------------------------------------------------------- tracing
+
+/** What a span may carry: ids, counts, lanes and outcomes; never payloads, output or secrets. */
+export type SpanAttributes = Record<string, string | number | boolean>;
+
+/** One span in progress (OpenTelemetry's, in functions/tracing.ts). */
+export interface TraceSpan {
+  /** W3C `traceparent` of this span: what a child started elsewhere (a row, a command, a request) gives as parent. */
+  readonly traceparent: string;
+  setAttributes(attributes: SpanAttributes): void;
+  updateName(name: string): void;
+  /** Ends the span; with `error`, its status is an error with that message. */
+  end(error?: string | null): void;
+}
+
+/**
+ * Starts spans. Absent (undefined or null) wherever tracing is off: callers then do nothing at all.
+ * @example const span = tracing.start('attempt', { parent: execution.traceparent, attributes: { 'job.id': '7' } })
+ */
+export interface Tracing {
+  start(name: string, options?: { parent?: string | null; kind?: 'server' | 'client' | 'internal'; attributes?: SpanAttributes }): TraceSpan;
 }

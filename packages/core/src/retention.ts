@@ -4,6 +4,7 @@
  * decides how often. Live attempts are never touched (only final statuses are ever selected), and each batch is one
  * short statement that skips rows another transaction holds, so the hot path never waits for it.
  */
+import type { CommandQueue } from './commands';
 import type { Logger } from './ports';
 import type { Lane } from './types';
 
@@ -38,10 +39,7 @@ export interface RetentionStore {
   executionMinutesPrune(input: { historyMs: number | null; deadMs: number | null; limit: number }): Promise<Record<string, { count: number; durationMs: number }>>;
 }
 
-export interface RetentionQueue {
-  /** Removes ids of deleted dead executions from the dead-letter lists (they sit at the old end). */
-  forgetPrunedDead(items: readonly { id: string; lane: Lane }[]): Promise<void>;
-}
+export type RetentionQueue = Pick<CommandQueue, 'forgetDead'>;
 
 export interface RetentionDeps {
   store: RetentionStore;
@@ -118,7 +116,7 @@ export async function pruneOnce(deps: RetentionDeps, options: PruneOptions): Pro
     const dead = b.deleted.filter((d) => d.status === 'dead');
     if (dead.length > 0) {
       try {
-        await deps.queue.forgetPrunedDead(dead);
+        await deps.queue.forgetDead(dead, { oldest: true });
         result.deadLettered += dead.length;
       } catch (error) {
         // The rows are gone; an id left on the list only counts in the queue's dead depth.

@@ -5,7 +5,7 @@
  * to PostgreSQL with its outcome, as before): the drain does not pay for streaming. A stream expires `ttlMs` after
  * its last write and holds at most `maxEntries` writes of at most `maxFlushBytes` each.
  */
-import { completeUtf8End, type LiveOutputSink } from '@jobs/core';
+import { completeUtf8End, type LiveOutputReader, type LiveOutputSink } from '@jobs/core';
 import type { QueueKeys } from './keys';
 import type { RedisClient } from './queue';
 
@@ -127,24 +127,16 @@ export function createLiveOutput(redis: RedisClient, keys: QueueKeys, options: L
   };
 }
 
-/** One write of a stream: its id (the cursor, also the SSE event id) and its text. */
-export interface LiveOutputEntry {
-  id: string;
-  text: string;
-}
-
 /**
- * The stream's writes after `afterId` (all of them when null), oldest first, at most `count`.
- * @example const { entries } = await readLiveOutput(redis, keys, '42', null);
+ * Reads the streams createLiveOutput writes: a stream's writes after a cursor, oldest first, at most 1,000 a call.
+ * @example const entries = await liveOutputReader(redis, queue.keys).read('42', null);
  */
-export async function readLiveOutput(
-  redis: RedisClient,
-  keys: QueueKeys,
-  executionId: string,
-  afterId: string | null,
-  count = 1000,
-): Promise<LiveOutputEntry[]> {
-  const start = afterId === null ? '-' : `(${afterId}`;
-  const reply = (await redis.xrange(keys.output(executionId), start, '+', 'COUNT', count)) as [string, string[]][];
-  return reply.map(([id, fields]) => ({ id, text: fields[1] ?? '' }));
+export function liveOutputReader(redis: RedisClient, keys: QueueKeys): LiveOutputReader {
+  return {
+    async read(executionId, afterId) {
+      const start = afterId === null ? '-' : `(${afterId}`;
+      const reply = (await redis.xrange(keys.output(executionId), start, '+', 'COUNT', 1000)) as [string, string[]][];
+      return reply.map(([id, fields]) => ({ id, text: fields[1] ?? '' }));
+    },
+  };
 }

@@ -2,7 +2,7 @@
  * @module queue — the Redis adapter: delivery of execution ids with leases, through atomic Lua scripts.
  * Redis holds ids, due times and leases only; PostgreSQL holds the state, so everything here can be rebuilt.
  */
-import type { Claim, ClaimState, CommandQueue, Lane, MovedExecution, QueueItem, RecoveryQueue, WorkerQueue } from '@jobs/core';
+import type { Claim, ClaimState, Lane, MovedExecution, QueueAdapter, QueueItem } from '@jobs/core';
 import { LANES } from '@jobs/core';
 import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
@@ -196,6 +196,11 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       if (running.length > 0) await redis.publish(keys.cancelChannel, running.join(','));
     },
 
+    /** Delayed ids of a lane due by `before` (the delayed set is scored by due time in ms, see push-7.lua). */
+    async dueCount(input: { lane: Lane; before: Date }): Promise<number> {
+      return redis.zcount(keys.lane(input.lane).delayed, '-inf', input.before.getTime());
+    },
+
     /**
      * Moves waiting attempts to their new lane, priority or flow key: each is taken out of where it waits and, only
      * if it was there (not claimed meanwhile by a worker, which then runs it where it was), pushed where it belongs.
@@ -214,18 +219,14 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       }
     },
 
-    async forgetDead(items: readonly { id: string; lane: Lane }[]): Promise<void> {
-      for (const item of items) await redis.lrem(keys.lane(item.lane).dead, 0, item.id);
-    },
-
     /**
-     * Removes ids of executions deleted by retention from the dead-letter lists. They are the oldest, at the tail
-     * (the list is newest first), so each LREM searches from the tail (count -1) and stops at its id.
+     * Removes ids from the dead-letter lists, in one round trip. Each LREM stops at its id (an id is listed once):
+     * searched from the head (the list is newest first: replays), or from the tail for the `oldest` (retention).
      */
-    async forgetPrunedDead(items: readonly { id: string; lane: Lane }[]): Promise<void> {
+    async forgetDead(items: readonly { id: string; lane: Lane }[], options: { oldest?: boolean } = {}): Promise<void> {
       if (items.length === 0) return;
       const pipeline = redis.pipeline();
-      for (const item of items) pipeline.lrem(keys.lane(item.lane).dead, -1, item.id);
+      for (const item of items) pipeline.lrem(keys.lane(item.lane).dead, options.oldest ? -1 : 1, item.id);
       for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
     },
 
@@ -281,7 +282,7 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       return (await redis.ping()) === 'PONG';
     },
   };
-  return queue satisfies WorkerQueue & RecoveryQueue & CommandQueue;
+  return queue satisfies QueueAdapter;
 }
 
 /** One BZPOPMIN on the lanes' markers; `lane` is the lane whose marker it popped (null: timed out). */

@@ -3,3 +3,4 @@ export { createRunner, BUILTIN_HANDLERS, COMMANDS_DISABLED, type Handler, type H
 export { runShell, commandEnv, type ShellOptions } from './shell';
 export { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 export { findSupervisor, lookupUser, type Supervision } from './supervisor';
+export { startTargetSpan, traceAttempts, attemptAttributes, type TargetSpan } from './traced';

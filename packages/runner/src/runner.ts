@@ -1,9 +1,10 @@
 /**
  * @module runner — the worker's Runner: a job runs its shell command, or a TypeScript handler registered by name.
  */
-import type { Cancellation, LiveOutputSink, Runner, RunResult, StartedExecution } from '@jobs/core';
+import type { Cancellation, LiveOutputSink, Runner, RunResult, StartedExecution, Tracing } from '@jobs/core';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 import { runShell, type ShellOptions } from './shell';
+import { traceAttempts } from './traced';
 
 export interface HandlerContext {
   jobId: string;
@@ -11,6 +12,8 @@ export interface HandlerContext {
   attempt: number;
   scheduledFor: Date;
   payload: unknown;
+  /** W3C trace context of the attempt's span when tracing is on (pass it on to calls the handler makes). */
+  traceparent: string | null;
   /** Aborted on timeout, cancel or shutdown: stop promptly. */
   signal: AbortSignal;
   /** Captured into the execution's output (capped like a command's). */
@@ -24,6 +27,8 @@ export interface RunnerOptions extends ShellOptions {
   handlers?: Record<string, Handler>;
   /** False: command jobs fail without running (COMMAND_JOBS=off, a deployment that runs handlers only). */
   commands?: boolean;
+  /** A span per attempt (and its TRACEPARENT); absent: tracing off, and attempts run exactly as without it. */
+  tracing?: Tracing | null;
 }
 
 export const COMMANDS_DISABLED = 'command jobs are disabled on this worker (COMMAND_JOBS=off)';
@@ -35,7 +40,7 @@ export const COMMANDS_DISABLED = 'command jobs are disabled on this worker (COMM
 export function createRunner(options: RunnerOptions = {}): Runner & { handlers: Map<string, Handler> } {
   const handlers = new Map(Object.entries(options.handlers ?? {}));
   const limit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
-  return {
+  const runner = {
     handlers,
     async run(execution: StartedExecution, cancel: Cancellation): Promise<RunResult> {
       if (execution.handler) {
@@ -52,6 +57,7 @@ export function createRunner(options: RunnerOptions = {}): Runner & { handlers: 
       return { ok: false, exitCode: null, output: '', error: 'job has neither a command nor a handler' };
     },
   };
+  return options.tracing ? { handlers, run: traceAttempts(runner, options.tracing).run } : runner;
 }
 
 async function runHandler(
@@ -69,6 +75,7 @@ async function runHandler(
       attempt: execution.attempt,
       scheduledFor: execution.scheduledFor,
       payload: execution.payload,
+      traceparent: execution.traceparent ?? null,
       // A getter: the signal is only built for handlers that look at it.
       get signal() {
         return cancel.signal;

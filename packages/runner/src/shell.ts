@@ -45,6 +45,10 @@ export function commandEnv(execution: StartedExecution, base: NodeJS.ProcessEnv 
   env.JOB_ATTEMPT = String(execution.attempt);
   env.JOB_SCHEDULED_FOR = execution.scheduledFor.toISOString();
   env.JOB_PAYLOAD = JSON.stringify(execution.payload ?? null);
+  // The attempt's own trace context, never one the worker process happened to inherit.
+  delete env.TRACEPARENT;
+  delete env.TRACESTATE;
+  if (execution.traceparent) env.TRACEPARENT = execution.traceparent;
   return env;
 }
 

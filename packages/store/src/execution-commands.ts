@@ -11,18 +11,18 @@ import { CREATED_COLUMNS, EXECUTION_COLUMNS, flowKeySql, toCancelled, toCreated,
  */
 export async function executionTrigger(
   pool: pg.Pool,
-  input: { jobId: string; payload: unknown; idempotencyKey: string | null },
+  input: { jobId: string; payload: unknown; idempotencyKey: string | null; traceparent?: string | null },
 ): Promise<{ execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null> {
   if (!isId(input.jobId)) return null;
   const payload = input.payload === null || input.payload === undefined ? null : JSON.stringify(input.payload);
   const { rows } = await pool.query({
     name: 'execution_trigger',
-    text: `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key, flow_key)
-     SELECT id, 'manual', 'queued', lane, priority, now(), $2::jsonb, $3, ${flowKeySql('jobs', 'coalesce($2::jsonb, jobs.payload)')}
+    text: `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key, flow_key, traceparent)
+     SELECT id, 'manual', 'queued', lane, priority, now(), $2::jsonb, $3, ${flowKeySql('jobs', 'coalesce($2::jsonb, jobs.payload)')}, $4
      FROM jobs WHERE id = $1 AND deleted_at IS NULL
      ON CONFLICT (job_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING ${EXECUTION_COLUMNS}`,
-    values: [input.jobId, payload, input.idempotencyKey],
+    values: [input.jobId, payload, input.idempotencyKey, input.traceparent ?? null],
   });
   if (rows[0]) return { execution: toCreated(rows[0]), record: toExecution(rows[0]), created: true };
   return input.idempotencyKey === null ? null : executionByIdempotencyKey(pool, { ...input, idempotencyKey: input.idempotencyKey });

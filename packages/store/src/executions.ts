@@ -27,7 +27,7 @@ import { idempotent } from './pool';
 const STARTED_COLUMNS = `e.id, e.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
   e.priority, e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.timeout_ms,
   j.max_retries, j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap, e.flow_key,
-  j.version AS job_version`;
+  j.version AS job_version, e.traceparent`;
 
 export function toStarted(r: any): StartedExecution {
   return {
@@ -49,6 +49,7 @@ export function toStarted(r: any): StartedExecution {
     overlap: r.overlap,
     flowKey: r.flow_key,
     jobVersion: r.job_version,
+    traceparent: r.traceparent,
   };
 }
 
@@ -67,7 +68,7 @@ export const START_SQL = (overlapOnly: 'allow' | null) => `
     WHERE e.id = ANY($3::bigint[]) AND e.id = c.id AND e.status IN ('queued', 'retrying')
       ${overlapOnly ? `AND (SELECT j.overlap FROM jobs j WHERE j.id = e.job_id) = '${overlapOnly}'` : ''}
     RETURNING e.id, c.token, e.job_id, e.attempt, e.root_id, e.trigger, e.lane, e.priority, e.scheduled_for, e.payload,
-              e.flow_key
+              e.flow_key, e.traceparent
   )
   SELECT ${STARTED_COLUMNS} FROM started e JOIN jobs j ON j.id = e.job_id`;
 
@@ -87,7 +88,7 @@ export async function executionsLoad(
     name: 'executions_load',
     // The job's version (a primary-key probe per row) keys the definition cache: an edit is never served stale.
     text: `SELECT e.id, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane, e.priority,
-       e.scheduled_for, e.payload, e.flow_key, (SELECT j.version FROM jobs j WHERE j.id = e.job_id) AS job_version
+       e.scheduled_for, e.payload, e.flow_key, e.traceparent, (SELECT j.version FROM jobs j WHERE j.id = e.job_id) AS job_version
      FROM executions e
      WHERE e.id = ANY($1::bigint[]) AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL`,
     values: [claims.map((c) => c.id)],
@@ -116,6 +117,7 @@ export async function executionsLoad(
       overlap: job.overlap,
       flowKey: r.flow_key,
       jobVersion: job.version,
+      traceparent: r.traceparent,
     });
   }
   const found = new Set(loaded.map((l) => l.id));
@@ -163,15 +165,15 @@ const RECORD_SQL = `WITH start_input AS (
          AND ((e.status = 'running' AND e.lease_token = i.token)
            OR (e.status IN ('queued', 'retrying') AND e.lease_token IS NULL))
        RETURNING e.id, e.job_id, coalesce(e.root_id, e.id) AS root_id, e.attempt, e.lane, e.priority, e.payload,
-                 e.flow_key, i.status AS outcome, i.retry_delay_ms, i.duration_ms,
+                 e.flow_key, e.traceparent, i.status AS outcome, i.retry_delay_ms, i.duration_ms,
                  CASE WHEN e.trigger IN ('cron', 'once')
                       THEN greatest(0, extract(epoch FROM e.started_at - e.scheduled_for) * 1000) END AS lateness_ms
      ),
      retries AS (
        INSERT INTO executions (job_id, root_id, retry_of, attempt, trigger, status, lane, priority, scheduled_for, payload,
-         flow_key)
+         flow_key, traceparent)
        SELECT job_id, root_id, id, attempt + 1, 'retry', 'retrying', lane, priority,
-              now() + make_interval(secs => coalesce(retry_delay_ms, 0)::double precision / 1000), payload, flow_key
+              now() + make_interval(secs => coalesce(retry_delay_ms, 0)::double precision / 1000), payload, flow_key, traceparent
        FROM done WHERE outcome = 'failed'
        RETURNING ${CREATED_COLUMNS}
      ),

@@ -26,7 +26,7 @@ export { ORDERED_PLANS_SQL, executionListQuery } from './executions-read';
 export type { JobListFilter } from './jobs';
 export type { ExecutionListFilter, ExecutionStats, LaneLoad, MinuteOutcomes } from './executions-read';
 export type { LaneRow } from './flow';
-export type { FinishedTotals, LiveCounts, MetricsSnapshot } from './metrics';
+export type { FinishedTotals, FoldResult, LiveCounts, MetricsSnapshot } from './metrics';
 export { DURATION_BOUNDS_MS, LATENESS_BOUNDS_MS } from './minutes';
 
 export type Store = ReturnType<typeof createStore>;

@@ -9,8 +9,12 @@
  */
 import type pg from 'pg';
 
-/** A minute is folded only once it is this old: a transaction that began in it may still be adding to it. */
-export const FOLD_LAG = '10 minutes';
+/**
+ * A minute is folded only once it is this old: a statement that began in it may still be adding to it. Longer than
+ * any writer's statement timeout (DATABASE_QUERY_TIMEOUT, 60 s by default); a write later still is not lost from the
+ * history, only from the counters (which never count it twice, and never drop).
+ */
+export const FOLD_LAG = '2 minutes';
 /** The most one fold pass takes in (a bounded pass: after a long stop, catching up takes one pass per day missed). */
 export const FOLD_SPAN = '1 day';
 
@@ -83,14 +87,22 @@ export async function metricsSnapshot(pool: pg.Pool): Promise<MetricsSnapshot> {
   };
 }
 
+export interface FoldResult {
+  groups: number;
+  /** The new watermark; null: nothing to fold, or another pass holds it. */
+  foldedThrough: Date | null;
+  /** What this pass folded, per status and lane: each closed minute is folded by exactly one pass. */
+  folded: { status: string; lane: string; count: number }[];
+}
+
 /**
  * One bounded fold pass: adds the closed minutes after the watermark (at most FOLD_SPAN of them, none younger than
  * FOLD_LAG) to execution_totals and moves the watermark, in one statement. Concurrent passes skip the locked
- * watermark row instead of waiting, so running it from every scheduler tick is safe. Returns the minutes' groups
- * folded and the new watermark (null: nothing to do, or another pass holds it).
- * @example await totalsFold(pool)  // { groups: 4, foldedThrough: 2026-12-01T11:50:00.000Z }
+ * watermark row instead of waiting, so running it from every scheduler tick is safe. Each minute is folded once,
+ * so what a pass returns can be published as a count (the tick's CloudWatch `AttemptsFinished`).
+ * @example await totalsFold(pool)  // { groups: 2, foldedThrough: 2026-12-01T11:50:00.000Z, folded: [...] }
  */
-export async function totalsFold(pool: pg.Pool): Promise<{ groups: number; foldedThrough: Date | null }> {
+export async function totalsFold(pool: pg.Pool): Promise<FoldResult> {
   const { rows } = await pool.query(
     `WITH mark AS (
        SELECT folded_through AS since,
@@ -117,9 +129,15 @@ export async function totalsFold(pool: pg.Pool): Promise<{ groups: number; folde
        UPDATE execution_totals_mark SET folded_through = mark.upto FROM mark WHERE mark.upto > mark.since
        RETURNING folded_through
      )
-     SELECT (SELECT count(*) FROM folded)::int AS groups, (SELECT folded_through FROM moved) AS folded_through`,
+     SELECT (SELECT count(*) FROM folded)::int AS groups, (SELECT folded_through FROM moved) AS folded_through,
+            (SELECT coalesce(json_agg(json_build_object('status', status, 'lane', lane, 'count', count)), '[]') FROM source) AS source`,
   );
-  return { groups: rows[0].groups, foldedThrough: rows[0].folded_through };
+  const r = rows[0];
+  return {
+    groups: r.groups,
+    foldedThrough: r.folded_through,
+    folded: (r.source as { status: string; lane: string; count: number | string }[]).map((f) => ({ ...f, count: Number(f.count) })),
+  };
 }
 
 /** The watermark: retention must delete only execution_minutes rows at or before it. */

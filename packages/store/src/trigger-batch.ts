@@ -20,6 +20,7 @@ export interface TriggerInput {
   jobId: string;
   payload: unknown;
   idempotencyKey: string | null;
+  traceparent?: string | null;
 }
 export type TriggerResult = { execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null;
 
@@ -35,16 +36,16 @@ interface Waiting {
  * (ON CONFLICT DO NOTHING, also between two triggers of one batch) and is answered with the existing execution.
  */
 const BATCH_SQL = `WITH input AS (
-  SELECT x.ord, x.job_id, x.payload, x.idempotency_key
-  FROM json_to_recordset($1::json) AS x(ord int, job_id bigint, payload jsonb, idempotency_key text)
+  SELECT x.ord, x.job_id, x.payload, x.idempotency_key, x.traceparent
+  FROM json_to_recordset($1::json) AS x(ord int, job_id bigint, payload jsonb, idempotency_key text, traceparent text)
 ), numbered AS (
   SELECT i.ord, nextval(pg_get_serial_sequence('executions', 'id')) AS id, j.id AS job_id, j.lane, j.priority,
-         i.payload, i.idempotency_key, ${flowKeySql('j', 'coalesce(i.payload, j.payload)')} AS flow_key
+         i.payload, i.idempotency_key, ${flowKeySql('j', 'coalesce(i.payload, j.payload)')} AS flow_key, i.traceparent
   FROM input i JOIN jobs j ON j.id = i.job_id AND j.deleted_at IS NULL
 ), inserted AS (
-  INSERT INTO executions (id, job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key, flow_key)
+  INSERT INTO executions (id, job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key, flow_key, traceparent)
   OVERRIDING SYSTEM VALUE
-  SELECT id, job_id, 'manual', 'queued', lane, priority, now(), payload, idempotency_key, flow_key FROM numbered ORDER BY ord
+  SELECT id, job_id, 'manual', 'queued', lane, priority, now(), payload, idempotency_key, flow_key, traceparent FROM numbered ORDER BY ord
   ON CONFLICT (job_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING ${EXECUTION_COLUMNS}
 )
@@ -89,6 +90,7 @@ export function createTriggerBatcher(pool: pg.Pool, options: { maxInFlight?: num
         job_id: w.input.jobId,
         payload: w.input.payload ?? null,
         idempotency_key: w.input.idempotencyKey,
+        traceparent: w.input.traceparent ?? null,
       }));
       ({ rows } = await pool.query({ name: 'execution_trigger_batch', text: BATCH_SQL, values: [JSON.stringify(entries)] }));
     } catch {

@@ -3,6 +3,7 @@
  * whatever its speed.
  */
 import type pg from 'pg';
+import type { QueueAdapter } from '@jobs/core';
 import type { Queue } from '@jobs/queue';
 import type { Collector } from './result';
 
@@ -48,14 +49,16 @@ export async function checkDrain(pool: pg.Pool, expected: number): Promise<Drain
   };
 }
 
-/** Records the drain checks into a collector; `redis` is checked for leftovers (leases, tokens, ready ids). */
-export async function verifyDrain(c: Collector, pool: pg.Pool, queue: Queue, expected: number, label = ''): Promise<boolean> {
+/** Records the drain checks into a collector; the queue is checked for leftovers (leases, tokens, ready ids). */
+export async function verifyDrain(c: Collector, pool: pg.Pool, queue: QueueAdapter, expected: number, label = ''): Promise<boolean> {
   const d = await checkDrain(pool, expected);
   const depth = await queue.depth();
   const leftovers = Object.entries(depth)
     .filter(([, v]) => v.ready + v.running + v.delayed + v.dead > 0)
     .map(([lane, v]) => `${lane}: ${JSON.stringify(v)}`);
-  const tokens = await Promise.all((['short', 'long'] as const).map((l) => queue.redis.hlen(queue.keys.lane(l).tokens)));
+  // The PostgreSQL queue keeps a token only on a leased row, which depth counts as running.
+  const redisQueue = 'redis' in queue ? (queue as Queue) : null;
+  const tokens = redisQueue ? await Promise.all((['short', 'long'] as const).map((l) => redisQueue.redis.hlen(redisQueue.keys.lane(l).tokens))) : [0, 0];
   const ok =
     d.total === expected &&
     d.succeeded === expected &&
@@ -72,7 +75,7 @@ export async function verifyDrain(c: Collector, pool: pg.Pool, queue: Queue, exp
     label,
   );
   const redisOk = leftovers.length === 0 && tokens.every((t) => t === 0);
-  c.check('Redis: no ids left (ready, delayed, leased, tokens, dead)', redisOk, `${leftovers.join('; ')} tokens=${tokens.join(',')}`, label);
+  c.check(`${redisQueue ? 'Redis' : 'PostgreSQL queue'}: no ids left (ready, delayed, leased, tokens, dead)`, redisOk, `${leftovers.join('; ')} tokens=${tokens.join(',')}`, label);
   return ok && redisOk;
 }
 
@@ -81,7 +84,7 @@ export async function verifyDrain(c: Collector, pool: pg.Pool, queue: Queue, exp
  * (a start is dated when its worker began running it, after the previous one's outcome was committed), and Redis
  * holds no flow state any more (no slot, tag or waiting attempt).
  */
-export async function verifyPerKeyLimit(c: Collector, env: { pool: pg.Pool; queue: Queue }, jobId: string, perKey: number, label = ''): Promise<boolean> {
+export async function verifyPerKeyLimit(c: Collector, env: { pool: pg.Pool; queue: QueueAdapter }, jobId: string, perKey: number, label = ''): Promise<boolean> {
   const { rows } = await env.pool.query(
     `SELECT max(n)::int AS worst FROM (
        SELECT count(*) OVER (PARTITION BY a.payload->>'k', a.id) AS n
@@ -92,8 +95,14 @@ export async function verifyPerKeyLimit(c: Collector, env: { pool: pg.Pool; queu
   );
   const worst = rows[0].worst ?? 0;
   c.check(`per-key limit held (max_concurrency_per_key ${perKey})`, worst <= perKey, `${worst} attempts of one key overlapped`, label);
-  const flow = env.queue.keys.flow;
-  const left = (await env.queue.redis.keys(`${flow}:*`)).filter((k) => !/:(job|rate):/.test(k) && !k.endsWith(':timers'));
-  c.check('Redis: no flow state left (slots, tags, waiting attempts)', left.length === 0, left.slice(0, 5).join(', '), label);
+  let left: string[];
+  if ('redis' in env.queue) {
+    const queue = env.queue as Queue;
+    left = (await queue.redis.keys(`${queue.keys.flow}:*`)).filter((k) => !/:(job|rate):/.test(k) && !k.endsWith(':timers'));
+  } else {
+    const { rows: items } = await env.pool.query(`SELECT id::text FROM queue_items WHERE flow_job IS NOT NULL LIMIT 5`);
+    left = items.map((r) => `queue_items ${r.id}`);
+  }
+  c.check('queue: no flow state left (slots, tags, waiting attempts)', left.length === 0, left.slice(0, 5).join(', '), label);
   return worst <= perKey && left.length === 0;
 }

@@ -255,7 +255,7 @@ async function verifyEnqueued(c: Collector, env: TestEnv, expected: Record<strin
   const total = Object.values(expected).reduce((a, b) => a + b, 0);
   const pgOk = Object.entries(expected).every(([job, n]) => got[job]?.n === n && got[job]?.queued === n) && rows.length === Object.keys(expected).length;
   c.check('PostgreSQL: one queued row per enqueue call, nothing more', pgOk, `expected ${JSON.stringify(expected)}, got ${JSON.stringify(rows)}`, subject);
-  const lane = env.queue.keys.lane('short');
+  const lane = env.redisQueue!.keys.lane('short');
   const ready = await env.redis.zcard(lane.ready);
   const delayed = await env.redis.zcard(lane.delayed);
   // Every PostgreSQL id is in the ready set (sampled in pages), and the set holds nothing else.

@@ -86,7 +86,7 @@ async function once(c: Collector, ctx: BenchContext, subject: string): Promise<v
       `SELECT count(*)::int AS n FROM jobs WHERE name LIKE 'due-%' AND next_run_at = $1::timestamptz`,
       [NEXT_DAY],
     );
-    const lane = env.queue.keys.lane('short');
+    const lane = env.redisQueue!.keys.lane('short');
     const inRedis = (await env.redis.zcard(lane.ready)) + (await env.redis.zcard(lane.delayed));
     const n = opts['tick-due'];
     c.check(

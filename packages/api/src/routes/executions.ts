@@ -23,6 +23,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, command
     createRoute({
       method: 'get',
       path: '/executions',
+      operationId: 'listExecutions',
       tags,
       summary: 'List executions, newest first (filter by status and job_id); rows carry no payload or output',
       request: { query: ExecutionListQuery.extend(PageQuery) },
@@ -39,6 +40,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, command
     createRoute({
       method: 'get',
       path: '/executions/{id}',
+      operationId: 'getExecution',
       tags,
       summary: 'Get one execution (one attempt), with output, error and timings',
       request: { params: IdParams },
@@ -51,6 +53,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, command
     createRoute({
       method: 'post',
       path: '/executions/{id}/cancel',
+      operationId: 'cancelExecution',
       tags,
       summary: 'Cancel a queued, retrying or running execution (a running command is killed)',
       request: { params: IdParams },
@@ -75,6 +78,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, command
     createRoute({
       method: 'post',
       path: '/executions/{id}/replay',
+      operationId: 'replayExecution',
       tags,
       summary: 'Replay a dead or failed execution as a new attempt chain (once, unless force)',
       middleware: [emptyBodyIsEmptyObject] as const,

@@ -40,6 +40,7 @@ export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Co
     createRoute({
       method: 'get',
       path: '/lanes',
+      operationId: 'listLanes',
       tags: ['lanes'],
       summary: 'Lanes: paused or not, and their depths',
       responses: { 200: json(LaneList, 'Every lane'), ...errorResponses },
@@ -52,6 +53,7 @@ export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Co
       createRoute({
         method: 'post',
         path: `/lanes/{lane}/${action}`,
+        operationId: paused ? 'pauseLane' : 'resumeLane',
         tags: ['lanes'],
         summary: paused
           ? 'Pause a lane: nothing new starts on it; triggers are still accepted and running attempts finish'
@@ -71,6 +73,7 @@ export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Co
     createRoute({
       method: 'get',
       path: '/jobs/{id}/limits',
+      operationId: 'getJobLimits',
       tags: ['jobs'],
       summary: "A job's limits, the attempts holding a slot, and how many wait and why",
       request: { params: IdParams },

@@ -29,6 +29,7 @@ export function healthRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
     createRoute({
       method: 'get',
       path: '/healthz',
+      operationId: 'getHealth',
       tags: ['system'],
       summary: 'Liveness and dependencies (no authentication)',
       security: [],

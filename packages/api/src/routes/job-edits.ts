@@ -1,6 +1,6 @@
-/** @module routes/job-edits — jobs that change: PATCH, PUT by name, the version history, and backfill. */
+/** @module routes/job-edits — jobs that change: PATCH, PUT by name (and its plan), the version history, and backfill. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { backfillJob, NotFoundError, updateJob, upsertJobByName, type CommandDeps, type EditPlan, type Job } from '@jobs/core';
+import { backfillJob, checkSpec, NotFoundError, updateJob, upsertJobByName, type CommandDeps, type EditPlan, type Job } from '@jobs/core';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { validationFailed, zodDetails } from '../errors';
 import { jsonBody } from './bodies';
@@ -12,10 +12,12 @@ import {
   JobCreate,
   JobName,
   JobPatch,
+  JobPlan,
   JobPut,
   JobVersionList,
   NameParams,
   type JobCreateBody,
+  type JobPutBody,
 } from '../schemas/jobs';
 import { bodyChanges, jobJson, specBody, toJobSpec } from '../serializers';
 
@@ -37,6 +39,16 @@ export function patchPlan(current: Job, patch: Record<string, unknown>, shortLan
 export function replacePlan(current: Job, body: JobCreateBody, shortLaneMaxTimeoutMs: number): EditPlan {
   const spec = toJobSpec(body, shortLaneMaxTimeoutMs);
   return { spec, changes: bodyChanges(specBody(current), specBody(spec)), allowPast: body.allow_past };
+}
+
+/** The name from the path (checked and normalised like a create body's) and the body with it. */
+export function putInput(pathName: string, body: JobPutBody): { name: string; body: JobCreateBody } {
+  const named = JobName.safeParse(pathName);
+  if (!named.success) throw validationFailed(zodDetails(named.error, 'name').map((d) => ({ ...d, path: 'name' })));
+  if (body.name !== undefined && body.name !== named.data) {
+    throw validationFailed([{ path: 'name', message: `must match the name in the path (${JSON.stringify(named.data)}), or be left out` }]);
+  }
+  return { name: named.data, body: { ...body, name: named.data } };
 }
 
 const withoutUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
@@ -94,22 +106,38 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
       },
     }),
     async (c) => {
-      const named = JobName.safeParse(c.req.valid('param').name);
-      if (!named.success) throw validationFailed(zodDetails(named.error, 'name').map((d) => ({ ...d, path: 'name' })));
-      const body = c.req.valid('json');
-      if (body.name !== undefined && body.name !== named.data) {
-        throw validationFailed([{ path: 'name', message: `must match the name in the path (${JSON.stringify(named.data)}), or be left out` }]);
-      }
-      const full = { ...body, name: named.data };
+      const { name, body: full } = putInput(c.req.valid('param').name, c.req.valid('json'));
       const spec = toJobSpec(full, deps.shortLaneMaxTimeoutMs);
       const { job, created } = await upsertJobByName(commands, {
-        name: named.data,
+        name,
         actor: c.get('actor'),
         spec,
         allowPast: full.allow_past,
         plan: (current) => replacePlan(current, full, deps.shortLaneMaxTimeoutMs),
       });
       return c.json(jobJson(job), created ? 201 : 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/jobs/by-name/{name}/plan',
+      operationId: 'planJobByName',
+      tags,
+      summary: 'What a PUT of this body would do, without doing it',
+      description: 'The same validation as PUT /jobs/by-name/{name} (the same 400s); nothing is written. Used by `npm run jobs -- apply --dry-run`.',
+      request: { params: NameParams, body: jsonBody(JobPut, true) },
+      responses: { 200: json(JobPlan, 'create, update (with the fields that change) or unchanged'), ...errorResponses, ...bodyErrorResponses },
+    }),
+    async (c) => {
+      const { name, body } = putInput(c.req.valid('param').name, c.req.valid('json'));
+      const spec = toJobSpec(body, deps.shortLaneMaxTimeoutMs);
+      checkSpec(commands, spec, { now: deps.clock.now(), allowPast: body.allow_past, runAtChanged: true });
+      const current = await deps.store.jobGetByName(name);
+      if (!current) return c.json({ action: 'create' as const, job_id: null, changes: bodyChanges({}, specBody(spec)) }, 200);
+      const { changes } = replacePlan(current, body, deps.shortLaneMaxTimeoutMs);
+      return c.json({ action: changes.length > 0 ? ('update' as const) : ('unchanged' as const), job_id: current.id, changes }, 200);
     },
   );
 

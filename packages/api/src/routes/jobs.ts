@@ -3,6 +3,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { createJob, deleteJob, NotFoundError, pauseJob, resumeJob, triggerJob, type CommandDeps } from '@jobs/core';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { keysetPage } from '../pagination';
+import { inSpan } from '../tracing';
 import { emptyBodyIsEmptyObject, jsonBody } from './bodies';
 import {
   IdParams,
@@ -27,6 +28,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'post',
       path: '/jobs',
+      operationId: 'createJob',
       tags,
       summary: 'Create a job',
       request: { body: jsonBody(JobCreate, true) },
@@ -48,6 +50,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'get',
       path: '/jobs',
+      operationId: 'listJobs',
       tags,
       summary: 'List jobs, newest first',
       request: { query: JobListQuery.extend(PageQuery) },
@@ -64,6 +67,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'get',
       path: '/jobs/{id}',
+      operationId: 'getJob',
       tags,
       summary: 'Get a job, with next_run_at and last_run_at',
       request: { params: IdParams },
@@ -81,6 +85,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'delete',
       path: '/jobs/{id}',
+      operationId: 'deleteJob',
       tags,
       summary: 'Delete a job: no further runs, live executions cancelled, history kept',
       request: { params: IdParams },
@@ -96,6 +101,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'post',
       path: '/jobs/{id}/trigger',
+      operationId: 'triggerJob',
       tags,
       summary: 'Run a job now',
       middleware: [emptyBodyIsEmptyObject] as const,
@@ -112,7 +118,11 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
       const key = c.req.valid('header')['Idempotency-Key'] ?? null;
-      const { record, created } = await triggerJob(commands, { jobId: id, payload: body.payload, idempotencyKey: key });
+      const { record, created } = await inSpan(deps.tracing, c, 'trigger', { 'job.id': id }, async (span) => {
+        const result = await triggerJob(commands, { jobId: id, payload: body.payload, idempotencyKey: key, traceparent: span?.traceparent ?? null });
+        span?.setAttributes({ 'execution.id': result.record.id, 'execution.created': result.created });
+        return result;
+      });
       return c.json(executionJson(record), created ? 201 : 200);
     },
   );
@@ -121,6 +131,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'post',
       path: '/jobs/{id}/pause',
+      operationId: 'pauseJob',
       tags,
       summary: 'Pause a job: no new runs start; scheduled runs already queued are cancelled',
       request: { params: IdParams },
@@ -133,6 +144,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'post',
       path: '/jobs/{id}/resume',
+      operationId: 'resumeJob',
       tags,
       summary: 'Resume a job: the next run is computed from now (fire times missed while paused do not run)',
       request: { params: IdParams },
@@ -145,6 +157,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     createRoute({
       method: 'get',
       path: '/jobs/{id}/executions',
+      operationId: 'listJobExecutions',
       tags,
       summary: "A job's executions, newest first",
       description: 'A deleted job answers 404 here; its history stays readable with GET /executions?job_id=.',

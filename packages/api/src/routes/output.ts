@@ -6,7 +6,6 @@
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { LIVE_STATUSES, NotFoundError, type Execution } from '@jobs/core';
-import { readLiveOutput } from '@jobs/queue';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { ApiDeps, ApiEnv } from '../deps';
@@ -33,12 +32,12 @@ export const OutputQuery = z.object({
  * a cursor: a reconnect with Last-Event-ID resumes after it), and one `end` event with `{"status": ...}` closes the
  * stream once the attempt is final (its whole output is then GET without follow).
  */
-export async function outputResponse(c: Context, deps: Pick<ApiDeps, 'store' | 'queue' | 'logger'>, id: string, follow: boolean): Promise<Response> {
+export async function outputResponse(c: Context, deps: Pick<ApiDeps, 'store' | 'liveOutput' | 'logger'>, id: string, follow: boolean): Promise<Response> {
   const execution = await deps.store.executionGet(id);
   if (!execution) throw new NotFoundError('execution', id);
-  const { redis, keys } = deps.queue;
+  const read = (after: string | null) => deps.liveOutput?.read(id, after) ?? Promise.resolve([]);
   if (!follow) {
-    const text = isLive(execution) ? (await readLiveOutput(redis, keys, id, null)).map((e) => e.text).join('') : execution.output ?? '';
+    const text = isLive(execution) ? (await read(null)).map((e) => e.text).join('') : execution.output ?? '';
     return c.body(text, 200, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', 'X-Execution-Status': execution.status });
   }
   const resumeFrom = c.req.header('Last-Event-ID');
@@ -58,7 +57,7 @@ export async function outputResponse(c: Context, deps: Pick<ApiDeps, 'store' | '
     let checkedAt = Date.now();
     let status = execution.status;
     const send = async () => {
-      for (const entry of await readLiveOutput(redis, keys, id, cursor)) {
+      for (const entry of await read(cursor)) {
         await stream.writeSSE({ event: 'output', id: entry.id, data: entry.text });
         cursor = entry.id;
       }

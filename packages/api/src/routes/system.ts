@@ -13,6 +13,7 @@ export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
     createRoute({
       method: 'get',
       path: '/workers',
+      operationId: 'listWorkers',
       tags: ['system'],
       summary: 'Workers that heartbeated recently',
       responses: { 200: json(WorkerList, 'Active workers, newest first'), ...errorResponses },
@@ -27,6 +28,7 @@ export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
     createRoute({
       method: 'get',
       path: '/stats',
+      operationId: 'getStats',
       tags: ['system'],
       summary: 'Counts by status, queue depth per lane, throughput, success rate, durations, oldest queued age',
       responses: { 200: json(Stats, 'Current statistics'), ...errorResponses },
@@ -43,6 +45,7 @@ export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
     createRoute({
       method: 'get',
       path: '/schedules/preview',
+      operationId: 'previewSchedule',
       tags: ['system'],
       summary: 'The next fire times of a cron expression, computed by the scheduler itself',
       request: { query: PreviewQuery },

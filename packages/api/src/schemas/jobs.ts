@@ -120,7 +120,12 @@ export const JobFields = z.strictObject({
     .max(200)
     .regex(NO_CONTROL_CHARS, 'must not contain control characters')
     .refine(isUnicodeText, SURROGATE_MESSAGE)
-    .openapi({ example: 'nightly-report', description: 'Unique among live jobs; trimmed and NFC-normalised; no control or invisible formatting characters.' }),
+    .openapi({
+      example: 'nightly-report',
+      description: 'Unique among live jobs; trimmed and NFC-normalised; no control or invisible formatting characters.',
+      // Both checks as one JSON Schema pattern (the generator would print the first regex with its flag appended).
+      pattern: '^[^\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}]*$',
+    }),
   cron_expr: z
     .string()
     .max(1000)
@@ -247,6 +252,14 @@ export const JobVersion = z
       .openapi({ description: 'The fields this version changed, in create-body names and units; empty for version 1.' }),
   })
   .openapi('JobVersion');
+
+export const JobPlan = z
+  .object({
+    action: z.enum(['create', 'update', 'unchanged']),
+    job_id: z.string().nullable().openapi({ description: 'The live job of that name; null when it would be created.' }),
+    changes: JobVersion.shape.changes,
+  })
+  .openapi('JobPlan');
 
 export const JobVersionList = z.object({ data: z.array(JobVersion) }).openapi('JobVersionList');
 

@@ -4,7 +4,6 @@
  */
 import { LIVE_STATUSES, NotFoundError, type Execution, type Job } from '@jobs/core';
 import { outputResponse } from '@jobs/api';
-import { readLiveOutput } from '@jobs/queue';
 import type { FC } from 'hono/jsx';
 import { formatDuration, formatJson, formatUtc } from '../format';
 import { renderLive } from '../render';
@@ -182,7 +181,7 @@ export async function executionPage(r: DashRequest): Promise<Response> {
   );
   // Outside the live region (its refreshes would cut the stream): what the attempt printed so far, then, with
   // JavaScript, everything it prints from now on (the script follows /executions/:id/output?follow=true).
-  const after = isLive(e) ? <LiveOutput id={e.id} sofar={(await readLiveOutput(r.deps.queue.redis, r.deps.queue.keys, e.id, null).catch(() => [])).map((x) => x.text).join('')} /> : undefined;
+  const after = isLive(e) ? <LiveOutput id={e.id} sofar={(await (r.deps.liveOutput?.read(e.id, null) ?? Promise.resolve([])).catch(() => [])).map((x) => x.text).join('')} /> : undefined;
   return renderLive(r, { title: `Execution #${e.id}`, label: 'Execution status', before, live, after, final: !isLive(e), everyMs: 2000 });
 }
 
