@@ -12,6 +12,7 @@ import { median } from './lib/stats';
 import { bullDrainOnce, oursDrainOnce } from './scenarios/drain';
 import { enqueueScenario } from './scenarios/enqueue';
 import { latencyScenario } from './scenarios/latency';
+import { historyScenario } from './scenarios/history';
 import { profileScenario } from './scenarios/profile';
 import { scheduleScenario } from './scenarios/schedule';
 import { tickScenario } from './scenarios/tick';
@@ -170,6 +171,9 @@ async function main() {
       { jobs: opts['schedule-jobs'], cron: '* * * * * *', seconds: opts['schedule-seconds'], SCHEDULE_INTERVAL: '60s', LOOKAHEAD: '70s' },
       (c) => scheduleScenario(c, ctx, runs),
     );
+  }
+  if (selected.has('history')) {
+    await guard('history', 1, { n: opts['history-n'], jobs: 1000, drain: opts['history-drain'] }, (c) => historyScenario(c, ctx));
   }
   if (selected.has('tick')) {
     const runs = opts.runs ?? 3;

@@ -255,18 +255,23 @@ export async function executionLastOutcomes(
 export async function executionChain(pool: pg.Pool, id: string, limit = 500): Promise<Execution[]> {
   if (!isId(id)) return [];
   const { rows } = await pool.query(
+    // Each step is a LATERAL probe (primary key back, executions_retry_of forward): a join there could be planned as
+    // a scan of the whole table when the statistics are missing.
     `WITH RECURSIVE back AS (
        SELECT id, retry_of, 0 AS depth FROM executions WHERE id = $1
        UNION ALL
-       SELECT e.id, e.retry_of, b.depth + 1 FROM executions e JOIN back b ON e.id = b.retry_of WHERE b.depth < 100
+       SELECT p.id, p.retry_of, b.depth + 1 FROM back b
+       CROSS JOIN LATERAL (SELECT e.id, e.retry_of FROM executions e WHERE e.id = b.retry_of) p WHERE b.depth < 100
      ),
      later AS (
        SELECT id, 0 AS depth FROM executions WHERE id = $1
        UNION ALL
-       SELECT e.id, l.depth + 1 FROM executions e JOIN later l ON e.retry_of = l.id WHERE e.retry_of IS NOT NULL AND l.depth < 100
+       SELECT n.id, l.depth + 1 FROM later l
+       CROSS JOIN LATERAL (SELECT e.id FROM executions e WHERE e.retry_of = l.id AND e.retry_of IS NOT NULL LIMIT 100) n
+       WHERE l.depth < 100
      )
      SELECT ${EXECUTION_COLUMNS} FROM executions
-     WHERE id IN (SELECT id FROM back UNION SELECT id FROM (SELECT id FROM later LIMIT $2) l) ORDER BY id`,
+     WHERE id = ANY(ARRAY(SELECT id FROM back UNION SELECT id FROM (SELECT id FROM later LIMIT $2) l)) ORDER BY id`,
     [id, limit],
   );
   return rows.map(toExecution);
