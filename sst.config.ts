@@ -16,6 +16,7 @@ export default $config({
     const { bus } = await import('./infra/events');
     await import('./infra/migrate');
     const { api } = await import('./infra/api');
+    await import('./infra/signing');
     await import('./infra/jobs');
     await import('./infra/workers');
     await import('./infra/scheduler');

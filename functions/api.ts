@@ -7,6 +7,7 @@
  * replay) were handed to EventBridge: once it returns, the container may be frozen and never thawed again.
  */
 import { applyJobSpecs, commandDeps, createApp, type ApiDeps, type SpecResult } from '@jobs/api';
+import { createAddressPolicy } from '@jobs/core';
 import { dashboardRoutes } from '@jobs/dashboard';
 import { liveOutputReader, queueKeys } from '@jobs/queue';
 import { Hono } from 'hono';
@@ -31,6 +32,7 @@ export function apiDeps(ctx: Context): ApiDeps {
     tracing: ctx.tracing,
     allowedHosts: ctx.config.allowedHosts,
     commandJobs: ctx.config.commandJobs,
+    targetPolicy: createAddressPolicy(ctx.config.httpTargetAllow),
     bodyLimitBytes: ctx.config.bodyLimitBytes,
     shortLaneMaxTimeoutMs: ctx.config.shortLaneMaxTimeoutMs,
     // Workers heartbeat every LEASE_TIMEOUT / 3: "active" allows six missed beats before a worker drops off the list.
@@ -88,7 +90,9 @@ const isDeployEvent = (event: unknown): event is DeployJobsEvent =>
 export async function applyOnDeploy(event: DeployJobsEvent): Promise<{ results: SpecResult[] }> {
   const { ctx } = await build();
   const deps = apiDeps(ctx);
-  const results = await applyJobSpecs(deps, commandDeps(deps), { specs: event.jobs, owner: DEPLOY_OWNER, actor: 'deploy', prune: true });
+  // The deploy's changes are audited like a key's, under the name "deploy".
+  const commands = { ...commandDeps(deps), actor: { keyName: 'deploy', requestId: null, source: null } };
+  const results = await applyJobSpecs(deps, commands, { specs: event.jobs, owner: DEPLOY_OWNER, actor: 'deploy', prune: true });
   await ctx.events?.flush(EVENTS_FLUSH_MS);
   ctx.logger.info({ event: 'api.jobs_applied', results });
   const failed = results.filter((r) => r.action === 'failed');

@@ -2,7 +2,8 @@
  * @module config — the one place that reads the environment (and SST's linked resources). Every variable is
  * validated at start, all problems are reported at once, and nothing below functions/ ever reads process.env.
  */
-import { EXECUTION_STATUSES, LANES, parseDuration, type ExecutionStatus, type Lane } from '@jobs/core';
+import { EXECUTION_STATUSES, LANES, parseAllowList, parseDuration, type ExecutionStatus, type Lane } from '@jobs/core';
+import { parseApiKeys, type ApiKey } from '@jobs/api';
 import { closeSync, readFileSync } from 'node:fs';
 import { Resource } from 'sst/resource';
 
@@ -30,13 +31,22 @@ export interface Config {
   redisCluster: boolean;
   queuePrefix: string;
   httpPort: number;
-  apiKeys: string[];
+  /** `name:role:key` entries of API_KEYS (a bare key: an admin key named key<position>). */
+  apiKeys: ApiKey[];
+  /** Audit rows older than this are deleted by the scheduler pass (AUDIT_RETENTION, default 365d). */
+  auditRetentionMs: number;
   /** Host names the API answers besides loopback ones (with API_KEYS only); `*` for any. */
   allowedHosts: string[];
   /** False: command jobs are refused at create (400) and never run (handlers only). */
   commandJobs: boolean;
   /** User commands run as when the worker is root (null: the default, `nobody`). */
   jobUser: string | null;
+  /** HTTP_TARGET_ALLOW: CIDRs and host names HTTP targets may reach although the guard denies them. */
+  httpTargetAllow: { cidrs: string[]; hosts: string[] };
+  /** HTTP_SIGNING_SECRET (or the linked HttpSigningSecret), split on commas: the first signs; empty: unsigned. */
+  httpSigningSecrets: string[];
+  /** LAMBDA_ENDPOINT: the Invoke endpoint of Lambda targets (null: the region's). */
+  lambdaEndpoint: string | null;
   /** Largest request body the API accepts. */
   bodyLimitBytes: number;
   scheduleIntervalMs: number;
@@ -184,6 +194,10 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
   if (namespace && !/^[A-Za-z0-9 ._/#:-]{1,255}$/.test(namespace)) {
     problems.push(`METRICS_NAMESPACE must be 1-255 letters, digits, spaces or . _ / # : - (got ${JSON.stringify(namespace)})`);
   }
+  const allow = parseAllowList(text('HTTP_TARGET_ALLOW', ''));
+  for (const problem of allow.problems) problems.push(`HTTP_TARGET_ALLOW: ${problem}`);
+  const lambdaEndpoint = text('LAMBDA_ENDPOINT', '');
+  if (lambdaEndpoint) url('LAMBDA_ENDPOINT', lambdaEndpoint, ['http:', 'https:']);
   const metricsToken = text('METRICS_TOKEN', '');
   if (metricsToken && !/^[\x21-\x7e]{16,1000}$/.test(metricsToken)) {
     problems.push('METRICS_TOKEN must be 16-1000 printable ASCII characters without whitespace (a bearer token)');
@@ -210,12 +224,17 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
     queuePrefix,
     httpPort: integer('HTTP_PORT', 8080, 0, 65535),
     apiKeys: apiKeys(text('API_KEYS', linked.apiKeys ?? ''), problems),
+    auditRetentionMs: duration('AUDIT_RETENTION', '365d', 60_000),
     allowedHosts: text('ALLOWED_HOSTS', '')
       .split(',')
       .map((h) => h.trim().toLowerCase())
       .filter(Boolean),
     commandJobs: oneOf('COMMAND_JOBS', 'on', ['on', 'off'] as const) === 'on',
     jobUser: text('JOB_USER', '') || null,
+    httpTargetAllow: { cidrs: allow.cidrs, hosts: allow.hosts },
+    // Secrets are never echoed in a problem: only their count matters.
+    httpSigningSecrets: text('HTTP_SIGNING_SECRET', linked.httpSigningSecret ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    lambdaEndpoint: lambdaEndpoint || null,
     bodyLimitBytes: integer('BODY_LIMIT_BYTES', 256 * 1024, 1024, 6 * 1024 * 1024),
     scheduleIntervalMs,
     lookaheadMs: duration('LOOKAHEAD', `${Math.max(2 * scheduleIntervalMs, 5000)}ms`, 100),
@@ -263,17 +282,14 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
 }
 
 /**
- * API keys from their comma-separated list. A key is sent as a bearer token, so one holding whitespace or a character
- * outside printable ASCII could never be presented: refused at start (naming its position, never its text).
+ * API keys from their comma-separated list of `name:role:key` entries or bare keys. A key is sent as a bearer token,
+ * so one holding whitespace or a character outside printable ASCII could never be presented: refused at start
+ * (naming its position, never its text), as are repeated names and keys.
  */
-function apiKeys(list: string, problems: string[]): string[] {
-  const keys = list.split(',').map((k) => k.replace(/^[ \t]+|[ \t]+$/g, ''));
-  keys.forEach((key, i) => {
-    if (key !== '' && !/^[\x21-\x7e]+$/.test(key)) {
-      problems.push(`API_KEYS: key ${i + 1} holds whitespace or a character outside printable ASCII; a bearer token cannot carry it`);
-    }
-  });
-  return keys.filter(Boolean);
+function apiKeys(list: string, problems: string[]): ApiKey[] {
+  const parsed = parseApiKeys(list);
+  problems.push(...parsed.problems);
+  return parsed.keys;
 }
 
 /** The database number in a Redis URL's path; null when it is not a number. Whether the server has it is checked at start. */
@@ -309,6 +325,7 @@ export interface LinkedCredentials {
   databasePassword?: string;
   redisPassword?: string;
   apiKeys?: string;
+  httpSigningSecret?: string;
 }
 
 /**
@@ -331,6 +348,7 @@ export function linkedCredentials(): LinkedCredentials {
     databasePassword: field('Database', 'password'),
     redisPassword: field('Redis', 'password'),
     apiKeys: field('ApiKeys', 'value'),
+    httpSigningSecret: field('HttpSigningSecret', 'value'),
   };
 }
 

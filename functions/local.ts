@@ -45,7 +45,7 @@ async function main() {
   if (config.apiKeys.length === 0) {
     logger.warn(
       { event: 'api.open' },
-      'API_KEYS is not set: the API accepts every request WITHOUT AUTHENTICATION. Set API_KEYS=key1,key2 for anything but local development.',
+      'API_KEYS is not set: the API accepts every request WITHOUT AUTHENTICATION. Set API_KEYS (name:role:key entries, e.g. ci:operate:<random>) for anything but local development.',
     );
   }
   const app = createApp(apiDeps(ctx), [dashboardRoutes]);

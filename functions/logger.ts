@@ -55,6 +55,7 @@ export function transitionRecord(t: Transition): Record<string, unknown> {
   if (t.error) record.error = t.error;
   if (t.durationMs !== undefined && t.durationMs !== null) record.duration_ms = t.durationMs;
   if (t.exitCode !== undefined && t.exitCode !== null) record.exit_code = t.exitCode;
+  if (t.by !== undefined) record.by = t.by;
   return record;
 }
 

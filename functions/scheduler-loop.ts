@@ -5,6 +5,7 @@
  * safe to repeat.
  */
 import { LANES, newRetentionCursor, pruneOnce, reapOnce, reconcileOnce, runTick } from '@jobs/core';
+import { pruneAccessOnce } from './access-retention';
 import type { Context } from './context';
 
 export interface SchedulerLoop {
@@ -52,6 +53,12 @@ export function startSchedulerLoop(ctx: Context): SchedulerLoop {
       } catch (error) {
         logger.warn({ event: 'scheduler.reconcile_failed', err: String(error) });
       }
+    }
+    try {
+      const pruned = await pruneAccessOnce(ctx.store, { auditRetentionMs: config.auditRetentionMs, budgetMs: 500 });
+      if (pruned.audit > 0 || pruned.sessions > 0) logger.info({ event: 'scheduler.access_pruned', ...pruned });
+    } catch (error) {
+      logger.warn({ event: 'scheduler.access_prune_failed', err: String(error) });
     }
     try {
       await ctx.store.totalsFold();

@@ -11,6 +11,7 @@
  */
 import { LANES, newRetentionCursor, pruneOnce, reapOnce, reconcileOnce, runTick, type PruneResult, type ReapResult, type TickResult } from '@jobs/core';
 import type { Context as LambdaContext, ScheduledEvent } from 'aws-lambda';
+import { pruneAccessOnce } from './access-retention';
 import { WORK_AVAILABLE_DETAIL_TYPE, type WorkAvailableDetail } from './events';
 import { budgetMs, lambdaHandler, lambdaResources, wakeHorizonMs, type LambdaResources } from './lambda';
 import { publishQueueMetrics, type QueueMetricsSummary } from './queue-metrics';
@@ -92,6 +93,9 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
   } else skip('retention');
   // Cosmetic (the workers list filters by heartbeat age); Lambda workers leave a row behind only when killed.
   await ctx.store.workersPrune(Math.max(10 * config.leaseMs, 10 * 60_000)).catch(() => undefined);
+  if (budgetMs(context, WAKE_RESERVE_MS) > 0) {
+    await pass('access_prune', () => pruneAccessOnce(ctx.store, { auditRetentionMs: config.auditRetentionMs, budgetMs: Math.min(500, budgetMs(context, WAKE_RESERVE_MS)) }));
+  } else skip('access_prune');
 
   summary.wake = await pass('wake', () => wakeWorkers(ctx));
   const metrics = ctx.metrics;

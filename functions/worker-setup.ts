@@ -1,11 +1,12 @@
 /** @module worker-setup — builds a Worker on a context: runner with handlers (and ECS task protection), cancel subscription, lifecycle. */
-import { Worker, type Runner, type WorkerKind } from '@jobs/core';
+import { Worker, createAddressPolicy, type Runner, type WorkerKind } from '@jobs/core';
 import { createLiveOutput, queueKeys } from '@jobs/queue';
-import { BUILTIN_HANDLERS, createRunner, type Handler } from '@jobs/runner';
+import { BUILTIN_HANDLERS, createRunner, type Handler, type RunnerOptions } from '@jobs/runner';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { commandSetup } from './command-setup';
+import type { Config } from './config';
 import type { Context } from './context';
 import { newWorkerId } from './context';
 import { createTaskProtection, protectLongAttempts } from './task-protection';
@@ -22,6 +23,14 @@ export async function loadHandlers(modulePath: string | null): Promise<Record<st
     throw new Error(`HANDLERS_MODULE ${modulePath} must export \`handlers\` (an object of name -> function)`);
   }
   return handlers;
+}
+
+/** How HTTP and Lambda targets run: the address guard's allow list, the signing secrets, the Lambda endpoint. */
+export function targetOptions(config: Config): Pick<RunnerOptions, 'http' | 'lambda'> {
+  return {
+    http: { policy: createAddressPolicy(config.httpTargetAllow), signingSecrets: config.httpSigningSecrets },
+    lambda: { endpoint: config.lambdaEndpoint },
+  };
 }
 
 export interface StartedWorker {
@@ -44,7 +53,7 @@ export async function startWorker(
   const handlers = { ...BUILTIN_HANDLERS, ...(await loadHandlers(ctx.config.handlersModule)), ...options.handlers };
   const commands = commandSetup(ctx.config, ctx.logger);
   const liveOutput = liveOutputFor(ctx);
-  let runner: Runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, liveOutput });
+  let runner: Runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, liveOutput, ...targetOptions(ctx.config) });
   // On ECS: a scale-in or deploy must not stop this task while it runs attempts longer than its stop grace.
   if (ctx.config.ecsAgentUri) {
     runner = protectLongAttempts(runner, createTaskProtection({ agentUri: ctx.config.ecsAgentUri, logger: ctx.logger }), { graceMs: ctx.config.shutdownGraceMs });

@@ -6,7 +6,7 @@
  * a margin (SHUTDOWN_GRACE, or 10 s when that is 0): it never starts an attempt it cannot finish. It then waits for
  * its running attempts, writes every outcome, deregisters and returns its counts.
  */
-import { Worker, type WorkerCounts } from '@jobs/core';
+import { Worker, type Runner, type WorkerCounts } from '@jobs/core';
 import { BUILTIN_HANDLERS, createRunner, type Handler } from '@jobs/runner';
 import type { Context as LambdaContext, EventBridgeEvent } from 'aws-lambda';
 import { hostname } from 'node:os';
@@ -14,7 +14,7 @@ import { commandSetup, type CommandSetup } from './command-setup';
 import { newWorkerId } from './context';
 import type { WorkAvailableDetail } from './events';
 import { budgetMs, lambdaHandler, lambdaResources, wakeHorizonMs, type LambdaResources } from './lambda';
-import { VERSION, liveOutputFor, loadHandlers } from './worker-setup';
+import { VERSION, liveOutputFor, loadHandlers, targetOptions } from './worker-setup';
 
 /** No work seen for this long ends the invocation: a woken Lambda must not bill for waiting. */
 export const IDLE_EXIT_MS = 2_000;
@@ -36,6 +36,10 @@ export interface WorkerSummary extends WorkerCounts {
 interface Prepared {
   handlers: Record<string, Handler>;
   commands: CommandSetup;
+  /** One per container, so HTTP targets reuse its connection pool from one invocation to the next. */
+  runner: Runner;
+  /** Its live-output buffer (null: LIVE_OUTPUT=off, or no Redis), written out before each invocation returns. */
+  liveOutput: ReturnType<typeof liveOutputFor>;
 }
 
 /** Per container context: the loaded handlers, the command setup and the cancel subscription, set up once. */
@@ -76,13 +80,12 @@ export async function drainShortLane(
     return summary(null, empty, 'no-budget');
   }
 
-  const { handlers, commands } = await prepare(ctx);
-  const liveOutput = liveOutputFor(ctx);
+  const { runner, liveOutput } = await prepare(ctx);
   const worker = new Worker(
     {
       store: ctx.store,
       queue: ctx.queue,
-      runner: createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, liveOutput }),
+      runner,
       clock: ctx.clock,
       sink: ctx.sink,
       logger,
@@ -146,7 +149,9 @@ function prepare(ctx: LambdaResources): Promise<Prepared> {
       } catch (error) {
         ctx.logger.warn({ event: 'lambda.worker_cancel_subscribe_failed', err: String(error) });
       }
-      return { handlers, commands };
+      const liveOutput = liveOutputFor(ctx);
+      const runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, liveOutput, ...targetOptions(ctx.config) });
+      return { handlers, commands, runner, liveOutput };
     })();
     ready.catch(() => prepared.delete(ctx));
     prepared.set(ctx, ready);

@@ -1,12 +1,13 @@
 /**
- * PostgreSQL (RDS), Redis (ElastiCache), the API key secret, and the connection URLs built from them.
+ * PostgreSQL (RDS), Redis (ElastiCache, unless the stage's queue is on PostgreSQL), the API key secret, and the
+ * connection URLs built from them.
  * No URL given to a runtime's plain environment carries a password: Lambdas take theirs from the linked resource
  * (SST encrypts linked values into the function bundle), the container worker from SSM SecureString parameters
  * that ECS injects when the task starts (the task definition holds only their ARNs).
  */
 import { DATABASE_INSTANCE } from './budget';
 import { vpc } from './network';
-import { isProduction } from './stage';
+import { isProduction, queueBackend } from './stage';
 
 export const database = new sst.aws.Postgres('Database', {
   vpc,
@@ -34,17 +35,21 @@ export const database = new sst.aws.Postgres('Database', {
     : undefined,
 });
 
-export const redis = new sst.aws.Redis('Redis', {
-  vpc,
-  engine: 'valkey',
-  // Cluster mode is the component's default; spelled out because REDIS_CLUSTER depends on it.
-  cluster: { nodes: 1 },
-  // Evicting a lease or a delayed id would silently drop work; fail writes instead.
-  parameters: { 'maxmemory-policy': 'noeviction' },
-  dev: { host: '127.0.0.1', port: 6379 },
-});
+/** Null on a stage whose queue is on PostgreSQL (infra/stage.ts). */
+export const redis =
+  queueBackend === 'redis'
+    ? new sst.aws.Redis('Redis', {
+        vpc,
+        engine: 'valkey',
+        // Cluster mode is the component's default; spelled out because REDIS_CLUSTER depends on it.
+        cluster: { nodes: 1 },
+        // Evicting a lease or a delayed id would silently drop work; fail writes instead.
+        parameters: { 'maxmemory-policy': 'noeviction' },
+        dev: { host: '127.0.0.1', port: 6379 },
+      })
+    : null;
 
-/** API keys, comma-separated. Set it for every stage: `npx sst secret set ApiKeys <keys> --fallback`. */
+/** API keys, comma-separated `name:role:key` entries (or bare admin keys), as API_KEYS. Set it for every stage: `npx sst secret set ApiKeys <keys> --fallback`. */
 export const apiKeys = new sst.Secret('ApiKeys');
 
 // Generated passwords may contain URL delimiters (the Redis auth token uses "!&#$^<>-").
@@ -70,11 +75,16 @@ export const migrationDatabaseUrl = postgresUrl(database.nodes.instance?.address
 /** The runtime takes off | require | verify; `require` encrypts without checking RDS's certificate. */
 export const databaseSsl = $dev ? 'off' : 'require';
 
-/** ElastiCache enforces TLS (`transitEncryptionMode: required`) and AUTH; local Redis has neither. */
-export const redisUrl = $dev ? $interpolate`redis://${redis.host}:${redis.port}` : $interpolate`rediss://${redis.username}@${redis.host}:${redis.port}`;
-
-/** ElastiCache runs in cluster mode (above); local Redis is a single server. */
-export const redisCluster = $dev ? 'false' : 'true';
+/**
+ * What the runtimes need to reach Redis (none without it). ElastiCache enforces TLS (`transitEncryptionMode:
+ * required`) and AUTH, and runs in cluster mode (above); local Redis has none of these.
+ */
+export const redisEnvironment = redis
+  ? {
+      REDIS_URL: $dev ? $interpolate`redis://${redis.host}:${redis.port}` : $interpolate`rediss://${redis.username}@${redis.host}:${redis.port}`,
+      REDIS_CLUSTER: $dev ? 'false' : 'true',
+    }
+  : {};
 
 /**
  * The container worker's URLs with their passwords, as SSM SecureString parameters (encrypted with the account's
@@ -89,9 +99,13 @@ export const containerSecrets = $dev
         type: 'SecureString',
         value: postgresUrl(database.host, { password: true }),
       }).arn,
-      REDIS_URL: new aws.ssm.Parameter('ContainerRedisUrl', {
-        name: `/${$app.name}/${$app.stage}/container/redis-url`,
-        type: 'SecureString',
-        value: $interpolate`rediss://${redis.username}:${$output(redis.password).apply(encode)}@${redis.host}:${redis.port}`,
-      }).arn,
+      ...(redis
+        ? {
+            REDIS_URL: new aws.ssm.Parameter('ContainerRedisUrl', {
+              name: `/${$app.name}/${$app.stage}/container/redis-url`,
+              type: 'SecureString',
+              value: $interpolate`rediss://${redis.username}:${$output(redis.password).apply(encode)}@${redis.host}:${redis.port}`,
+            }).arn,
+          }
+        : {}),
     };

@@ -1,8 +1,8 @@
 /** The runtime contract: the environment every entry point reads, its durations, and shared Lambda settings. */
 import { vpc } from './network';
-import { database, databaseSsl, databaseUrl, redis, redisCluster, redisUrl } from './data';
+import { database, databaseSsl, databaseUrl, redis, redisEnvironment } from './data';
 import { bus } from './events';
-import { isProduction } from './stage';
+import { isProduction, queueBackend } from './stage';
 
 /** How often the tick runs: EventBridge's finest rate (the schedule in infra/scheduler.ts). */
 export const TICK_INTERVAL_SECONDS = 60;
@@ -49,8 +49,8 @@ export const sharedEnvironment = {
   DATABASE_SSL: databaseSsl,
   // Named prepared statements are session state, which RDS Proxy may pin a client connection for.
   DATABASE_PREPARED_STATEMENTS: isProduction ? 'unnamed' : 'named',
-  REDIS_URL: redisUrl,
-  REDIS_CLUSTER: redisCluster,
+  QUEUE_BACKEND: queueBackend,
+  ...redisEnvironment,
   // A {hash-tag} keeps every key of the queue in one slot, so multi-key Lua works in cluster mode.
   QUEUE_PREFIX: '{jobs}',
   EVENT_BUS_NAME: bus.name,
@@ -64,7 +64,7 @@ export const sharedEnvironment = {
  * Links give a Lambda the passwords of both stores (encrypted in its bundle) and give nothing in IAM; the bus is
  * not linked (that would grant events:*), publishers get `publishToBus` instead (infra/events.ts).
  */
-export const storeLinks = [database, redis];
+export const storeLinks = redis ? [database, redis] : [database];
 
 export const lambdaDefaults = {
   runtime: 'nodejs22.x',

@@ -18,6 +18,8 @@ import {
   sharedEnvironment,
   storeLinks,
 } from './runtime';
+import { containerTargetSecrets, httpSigningSecret } from './signing';
+import { LAMBDA_TARGETS, invokePermissions } from './targets';
 import { scaleOnQueueMetrics } from './worker-scaling';
 
 export const workerFunction = new sst.aws.Function('Worker', {
@@ -29,8 +31,8 @@ export const workerFunction = new sst.aws.Function('Worker', {
   // A wake-up is only a hint: the next tick sends another and the reaper recovers leases,
   // so retrying a failed drain would only add load.
   retries: 0,
-  link: storeLinks,
-  permissions: [publishToBus],
+  link: [...storeLinks, httpSigningSecret],
+  permissions: [publishToBus, ...invokePermissions(LAMBDA_TARGETS)],
   environment: {
     ...sharedEnvironment,
     WORKER_LANES: 'short',
@@ -62,8 +64,8 @@ export const workerService = new sst.aws.Service('ContainerWorker', {
   cpu: '0.5 vCPU',
   memory: '1 GB',
   // Not linked: a Service puts linked values into the task's plain environment. The passwords come from SSM.
-  permissions: [publishToBus, protectTask],
-  ssm: containerSecrets,
+  permissions: [publishToBus, protectTask, ...invokePermissions(LAMBDA_TARGETS)],
+  ssm: containerSecrets && { ...containerSecrets, ...containerTargetSecrets },
   environment: {
     // In `sst dev` the worker runs locally, against servers without passwords; deployed, ECS injects both from SSM.
     ...($dev ? sharedEnvironment : withoutUrls(sharedEnvironment)),
@@ -91,7 +93,7 @@ export const workerService = new sst.aws.Service('ContainerWorker', {
 
 if (!$dev) scaleOnQueueMetrics(workerService.nodes.autoScalingTarget, { attemptsPerTask: CONTAINER_WORKER_CONCURRENCY });
 
-function withoutUrls<T extends { DATABASE_URL: unknown; REDIS_URL: unknown }>({ DATABASE_URL: _db, REDIS_URL: _redis, ...rest }: T) {
+function withoutUrls<T extends { DATABASE_URL: unknown; REDIS_URL?: unknown }>({ DATABASE_URL: _db, REDIS_URL: _redis, ...rest }: T) {
   return rest;
 }
 

@@ -39,7 +39,7 @@ describe('configuration from the environment', () => {
     const config = loadConfig({ EVENT_TRANSITIONS: ' dead, failed ,dead', WORKER_LANES: 'long', API_KEYS: 'a, b' });
     expect(config.eventTransitions).toEqual(['dead', 'failed']);
     expect(config.workerLanes).toEqual(['long']);
-    expect(config.apiKeys).toEqual(['a', 'b']);
+    expect(config.apiKeys.map((k) => k.key)).toEqual(['a', 'b']);
     expect(loadConfig({ EVENT_TRANSITIONS: 'all' }).eventTransitions).toBeNull();
   });
 
@@ -84,7 +84,29 @@ describe('configuration from the environment', () => {
       expect(problems, keys).toEqual([expect.stringMatching(/^API_KEYS: key 2 holds whitespace/)]);
       expect(problems[0]).not.toContain(keys.split(',')[1]);
     }
-    expect(loadConfig({ API_KEYS: ' a , b ,' }).apiKeys).toEqual(['a', 'b']);
+    expect(loadConfig({ API_KEYS: ' a , b ,' }).apiKeys.map((k) => k.key)).toEqual(['a', 'b']);
+  });
+
+  it('reads named keys with roles; a bare key is an admin key named by its position', () => {
+    expect(loadConfig({ API_KEYS: 'support:read:r-1, ci:operate:o:2,legacy , ops:admin:a-3' }).apiKeys).toEqual([
+      { name: 'support', role: 'read', key: 'r-1' },
+      { name: 'ci', role: 'operate', key: 'o:2' },
+      { name: 'key3', role: 'admin', key: 'legacy' },
+      { name: 'ops', role: 'admin', key: 'a-3' },
+    ]);
+    // Not a role: the whole entry is a bare key (keys may hold colons).
+    expect(loadConfig({ API_KEYS: 'x:owner:y' }).apiKeys).toEqual([{ name: 'key1', role: 'admin', key: 'x:owner:y' }]);
+    const secret = 'Zq8-secret-value';
+    for (const [list, problem] of [
+      [`a b:read:${secret}`, /^API_KEYS: entry 1 has a name that is not/],
+      ['ci:read:', /^API_KEYS: entry 1 \(ci\) has an empty key/],
+      [`ci:read:${secret},ci:admin:other`, /^API_KEYS: entry 2 repeats the name ci/],
+      [`ci:read:${secret},ops:admin:${secret}`, /^API_KEYS: entry 2 \(ops\) repeats the key of ci/],
+    ] as const) {
+      const problems = problemsOf({ API_KEYS: list });
+      expect(problems, list).toEqual([expect.stringMatching(problem)]);
+      expect(problems[0]).not.toContain(secret);
+    }
   });
 
   it('stops on a Redis database that is not a number, or not 0 in cluster mode', () => {

@@ -33,14 +33,14 @@ describe('credentials from SST links', () => {
     expect(db.hostname).toBe('db.proxy.test');
     const redis = new URL(config.redisUrl);
     expect(decodeURIComponent(redis.password)).toBe(linked.Redis.password);
-    expect(config.apiKeys).toEqual(['key-one', 'key-two']);
+    expect(config.apiKeys.map((k) => k.key)).toEqual(['key-one', 'key-two']);
   });
 
   it('keeps what the environment says when it says it', async () => {
     const { loadConfig } = await import('../functions/config');
     const config = loadConfig({ DATABASE_URL: 'postgres://postgres:local@127.0.0.1/postgres', API_KEYS: 'own' });
     expect(new URL(config.databaseUrl).password).toBe('local');
-    expect(config.apiKeys).toEqual(['own']);
+    expect(config.apiKeys).toEqual([{ name: 'key1', role: 'admin', key: 'own' }]);
   });
 
   it('passes the password to pg and ioredis intact', async () => {

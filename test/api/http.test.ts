@@ -87,6 +87,7 @@ describe('request log and request ids', () => {
       status: 200,
       duration_ms: expect.any(Number),
       request_id: 'req-123',
+      key: 'anonymous',
     });
   });
 

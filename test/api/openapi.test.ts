@@ -39,6 +39,7 @@ const ENDPOINTS: [string, string][] = [
   ['get', '/api/v1/workers'],
   ['get', '/api/v1/stats'],
   ['get', '/api/v1/schedules/preview'],
+  ['get', '/api/v1/audit'],
   ['get', '/healthz'],
 ];
 

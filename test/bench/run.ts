@@ -10,9 +10,12 @@ import { parseOptions, type Options, type ScenarioName } from './lib/options';
 import { Collector, toJson, toTable, type ScenarioResult } from './lib/result';
 import { median } from './lib/stats';
 import { bullDrainOnce, oursDrainOnce } from './scenarios/drain';
+import { bullPostgresDrainOnce } from './scenarios/drain-bullmq-postgres';
 import { enqueueScenario } from './scenarios/enqueue';
+import { httpScenario } from './scenarios/http';
 import { latencyScenario } from './scenarios/latency';
 import { historyScenario } from './scenarios/history';
+import { metricsScenario } from './scenarios/metrics';
 import { profileScenario } from './scenarios/profile';
 import { scheduleScenario } from './scenarios/schedule';
 import { tickScenario } from './scenarios/tick';
@@ -77,6 +80,7 @@ async function main() {
           logLevel: 'warn',
           label: WARN,
           record: { cpu: true },
+          queue: opts.queue,
           progress,
         });
         ctx.drainRates.push(ours.jobsPerSec);
@@ -93,7 +97,8 @@ async function main() {
           drain.add('unnamed/named statements (paired runs)', 'ratio', unnamed.jobsPerSec / ours.jobsPerSec);
         }
         if (selected.has('peer')) {
-          const bull = await bullDrainOnce(peer, { n: opts.n, concurrency: opts.concurrency, label: 'BullMQ', progress });
+          const peerOptions = { n: opts.n, concurrency: opts.concurrency, label: 'BullMQ', progress };
+          const bull = opts.queue === 'postgres' ? await bullPostgresDrainOnce(peer, peerOptions) : await bullDrainOnce(peer, peerOptions);
           peer.add('ours/BullMQ (paired runs)', 'ratio', ours.jobsPerSec / bull.jobsPerSec);
           if (!selected.has('drain')) peer.note('ours = functions/worker-process.ts, LOG_LEVEL=warn, same N and concurrency');
         }
@@ -105,19 +110,20 @@ async function main() {
             label: LIMITED,
             record: { cpu: true },
             limited: { share: opts['limited-share'], keys: opts['limited-keys'], perKey: opts['limited-per-key'] },
+            queue: opts.queue,
             progress,
           });
           drain.add('limited/unlimited (paired runs)', 'ratio', limited.jobsPerSec / ours.jobsPerSec, { target: { op: '>=', value: 0.9 } });
         }
         if (selected.has('drain') && opts.infoLog) {
-          await oursDrainOnce(drain, { n: opts.n, concurrency: opts.concurrency, logLevel: 'info', label: INFO, record: { cpu: true }, progress });
+          await oursDrainOnce(drain, { n: opts.n, concurrency: opts.concurrency, logLevel: 'info', label: INFO, record: { cpu: true }, queue: opts.queue, progress });
         }
       } catch (error) {
         failures.push(error instanceof Error ? (error.stack ?? error.message) : String(error));
         break;
       }
     }
-    const params = { n: opts.n, concurrency: opts.concurrency, worker: 'functions/worker-process.ts (1 process)' };
+    const params = { n: opts.n, concurrency: opts.concurrency, worker: 'functions/worker-process.ts (1 process)', queue: opts.queue };
     if (selected.has('drain')) {
       for (const f of failures) drain.check('scenario completed', false, f);
       drain.note('rate = N / (max(finished_at) - min(started_at)) by the PostgreSQL clock; CPU figures are over the drain window and include everything else running on the machine for postgres/redis');
@@ -129,9 +135,15 @@ async function main() {
       for (const f of failures) peer.check('scenario completed', false, f);
       const ours = median(ctx.drainRates);
       const bull = median(peer.metrics.get('BullMQ: jobs/s')?.values ?? []);
-      peer.add('ours/BullMQ (medians)', 'ratio', ours / bull);
-      peer.note('BullMQ: one worker process, no-op processor, default job options (completed jobs kept), same Redis, own prefix; rate = N / (max(finishedOn) - min(processedOn))');
-      peer.note('not like for like: our every transition is a durable PostgreSQL commit (synchronous_commit=on); BullMQ writes only to Redis (here with no persistence)');
+      // On PostgreSQL both sides commit every transition: the target is 3x BullMQ's own PostgreSQL backend.
+      peer.add('ours/BullMQ (medians)', 'ratio', ours / bull, opts.queue === 'postgres' ? { target: { op: '>=', value: 3 } } : {});
+      if (opts.queue === 'postgres') {
+        peer.note('BullMQ 6 on its PostgreSQL backend (createPostgresBackend): one worker process, no-op processor, default job options, same PostgreSQL server, own schema; ours on the PostgreSQL queue (QUEUE_BACKEND=postgres); rate = N / (max(finished_at_ms) - min(processed_at_ms))');
+        peer.note('like for like: both commit every transition to the same PostgreSQL server, so every attempt is durable in both');
+      } else {
+        peer.note('BullMQ: one worker process, no-op processor, default job options (completed jobs kept), same Redis, own prefix; rate = N / (max(finishedOn) - min(processedOn))');
+        peer.note('not like for like: our every transition is a durable PostgreSQL commit (synchronous_commit=on); BullMQ writes only to Redis (here with no persistence)');
+      }
       const r = peer.result('peer', runs, params);
       results.push(r);
       emit(r);
@@ -178,6 +190,18 @@ async function main() {
   if (selected.has('tick')) {
     const runs = opts.runs ?? 3;
     await guard('tick', runs, { jobs: opts['tick-jobs'], due: opts['tick-due'] }, (c) => tickScenario(c, ctx, runs));
+  }
+  if (selected.has('http')) {
+    const runs = opts.runs ?? 1;
+    await guard('http', runs, { n: opts.n, concurrency: opts.concurrency, worker: 'functions/worker-process.ts (1 process)', receiver: 'test/bench/http-receiver.ts (1 process)' }, (c) =>
+      httpScenario(c, { n: opts.n, concurrency: opts.concurrency, runs, profile: opts['http-profile'] === 1, progress }),
+    );
+  }
+  if (selected.has('metrics')) {
+    const runs = opts.runs ?? 3;
+    await guard('metrics', runs, { executions: opts['metrics-executions'], live: opts['metrics-live'], scrapes: opts['metrics-scrapes'] }, (c) =>
+      metricsScenario(c, ctx, runs),
+    );
   }
   if (selected.has('profile')) {
     await guard('profile', 1, { n: opts['profile-n'], concurrency: opts.concurrency }, (c) => profileScenario(c, ctx));

@@ -25,13 +25,13 @@ describe('PATCH /jobs/{id}', () => {
     expect(versions.status).toBe(200);
     expect(versions.body.data.map((v: any) => v.version)).toEqual([2, 1]);
     expect(versions.body.data[0]).toMatchObject({
-      actor: 'api',
+      actor: 'anonymous',
       changes: [
         { field: 'cron_expr', old: '*/5 * * * *', new: '*/10 * * * *' },
         { field: 'priority', old: 0, new: 5 },
       ],
     });
-    expect(versions.body.data[1]).toMatchObject({ version: 1, actor: 'api', changes: [] });
+    expect(versions.body.data[1]).toMatchObject({ version: 1, actor: 'anonymous', changes: [] });
     expect(Date.parse(versions.body.data[0].created_at)).toBeGreaterThan(0);
   });
 
@@ -78,8 +78,8 @@ describe('PATCH /jobs/{id}', () => {
     const job = await h.createJob({ cron_expr: '0 * * * *' });
     const cases: [unknown, string, RegExp][] = [
       [{ run_at: new Date(Date.now() + 60_000).toISOString() }, 'run_at', /mutually exclusive/],
-      [{ handler: 'noop' }, 'handler', /exactly one of command or handler/],
-      [{ command: null }, 'command', /exactly one of command/],
+      [{ handler: 'noop' }, 'handler', /give exactly one target \(command, handler, http or lambda\), not command and handler/],
+      [{ command: null }, 'command', /give exactly one target: command/],
       [{ cron_expr: '0 0 30 2 *' }, 'cron_expr', /never fires/],
       [{ timezone: 'Mars/Base' }, 'timezone', /unknown time zone/],
       [{ priority: 101 }, 'priority', /100/],

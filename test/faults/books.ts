@@ -44,10 +44,16 @@ export async function drain(s: Scenario, timeoutMs: number): Promise<{ drained: 
 }
 
 async function redisLeases(s: Scenario): Promise<{ leases: number; tokens: number }> {
+  if (!s.redisQueue) {
+    const [row] = await s.q<{ leases: number; tokens: number }>(
+      `SELECT count(*) FILTER (WHERE state = 'leased')::int AS leases, count(*) FILTER (WHERE token IS NOT NULL)::int AS tokens FROM queue_items`,
+    );
+    return row!;
+  }
   let leases = 0;
   let tokens = 0;
   for (const lane of LANES) {
-    const k = s.queue.keys.lane(lane);
+    const k = s.redisQueue.keys.lane(lane);
     leases += await s.redis.zcard(k.lease);
     tokens += await s.redis.hlen(k.tokens);
   }
@@ -71,7 +77,7 @@ export async function checkBooks(
     await sleep(250);
     leases = await redisLeases(s);
   }
-  if (leases.leases > 0 || leases.tokens > 0) problems.push(`Redis still holds ${leases.leases} leases and ${leases.tokens} lease tokens`);
+  if (leases.leases > 0 || leases.tokens > 0) problems.push(`the queue (${s.backend}) still holds ${leases.leases} leases and ${leases.tokens} lease tokens`);
 
   const chains = await s.q<{
     root: string;

@@ -2,7 +2,9 @@
  * The fault suite's harness: real processes (the entry points users run) against the private servers, one
  * PostgreSQL database and Redis prefix per scenario, an HTTP client for the spawned API, and small timing helpers.
  */
+import type { QueueAdapter } from '@jobs/core';
 import { createQueue, type Queue } from '@jobs/queue';
+import { createPostgresQueue } from '@jobs/queue-postgres';
 import { createStore, migrate, type Store } from '@jobs/store';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
@@ -182,7 +184,11 @@ export interface Scenario {
   pool: pg.Pool;
   redis: Redis;
   store: Store;
-  queue: Queue;
+  /** Where the scenario's processes queue: Redis, or the PostgreSQL queue (QUEUE_BACKEND=postgres). */
+  backend: 'redis' | 'postgres';
+  queue: QueueAdapter;
+  /** The Redis queue, for scenarios that look at its keys (null on the PostgreSQL queue). */
+  redisQueue: Queue | null;
   logDir: string;
   procs: Proc[];
   env(extra?: Record<string, string>): Record<string, string>;
@@ -200,7 +206,7 @@ const SCRIPTS = {
   local: 'functions/local.ts',
 } as const;
 
-export async function createScenario(servers: Servers, name: string, logRoot: string): Promise<Scenario> {
+export async function createScenario(servers: Servers, name: string, logRoot: string, backend: 'redis' | 'postgres' = 'redis'): Promise<Scenario> {
   const database = `faults_${name.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${Date.now().toString(36)}`;
   const admin = new pg.Client({ connectionString: servers.pg.url });
   await admin.connect();
@@ -214,8 +220,9 @@ export async function createScenario(servers: Servers, name: string, logRoot: st
   await migrate(pool);
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2, retryStrategy: (n) => Math.min(n * 100, 1000) });
   redis.on('error', () => undefined);
-  const queue = createQueue(redis, { prefix });
-  const logDir = join(logRoot, name);
+  const redisQueue = backend === 'redis' ? createQueue(redis, { prefix }) : null;
+  const queue: QueueAdapter = redisQueue ?? createPostgresQueue(pool);
+  const logDir = join(logRoot, backend === 'redis' ? name : `${name}-pg-queue`);
   const procs: Proc[] = [];
   let counter = 0;
 
@@ -229,10 +236,12 @@ export async function createScenario(servers: Servers, name: string, logRoot: st
     pool,
     redis,
     store: createStore(pool),
+    backend,
     queue,
+    redisQueue,
     logDir,
     procs,
-    env: (extra = {}) => ({ ...baseEnv(), DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, ...extra }),
+    env: (extra = {}) => ({ ...baseEnv(), DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, QUEUE_BACKEND: backend, ...extra }),
     spawn(kind, extra = {}, procName) {
       const proc = new Proc(procName ?? `${kind}-${++counter}`, SCRIPTS[kind], scenario.env(extra), logDir);
       procs.push(proc);

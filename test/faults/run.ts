@@ -4,7 +4,8 @@
  * per scenario and exits 1 if any failed.
  *
  * Usage: node --import tsx test/faults/run.ts [scenario-name-substring ...]
- * Env:   FAULTS_SEED=<n> replays a run's random choices; FAULTS_KEEP_LOGS=1 keeps the process logs of a passing run;
+ * Scenarios marked `postgresQueue` run a second time with the queue on PostgreSQL (named "... [pg queue]").
+ * Env:   FAULTS_QUEUE=redis|postgres runs only that queue's runs; FAULTS_SEED=<n> replays a run's random choices; FAULTS_KEEP_LOGS=1 keeps the process logs of a passing run;
  *        FAULTS_KNOWN_BUGS=1 also runs the scenarios skipped for a known engine bug (naming one runs it too).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,6 +24,11 @@ async function main(): Promise<number> {
     process.stderr.write(`no scenario matches ${filters.join(' ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}\n`);
     return 2;
   }
+  // Scenarios that apply to the PostgreSQL queue run once more on it (FAULTS_QUEUE=redis or postgres: only that one).
+  const queues = (['redis', 'postgres'] as const).filter((q) => !process.env.FAULTS_QUEUE || process.env.FAULTS_QUEUE === q);
+  const runs = selected.flatMap((def) =>
+    queues.filter((q) => q === 'redis' || def.postgresQueue).map((queue) => ({ def, queue, name: queue === 'redis' ? def.name : `${def.name} [pg queue]` })),
+  );
   const seed = Number(process.env.FAULTS_SEED ?? Date.now() % 1_000_000);
   const started = Date.now();
   const log = (message: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s] ${message}\n`);
@@ -50,24 +56,24 @@ async function main(): Promise<number> {
   try {
     servers = await startServers();
     log(`private PostgreSQL ${servers.pg.url}, Redis ${servers.redis.url}; seed ${seed}; logs in ${logRoot}`);
-    for (const def of selected) {
+    for (const { def, queue, name } of runs) {
       if (interrupted) break;
       if (def.knownBug && !runKnownBugs) {
-        skipped.push({ name: def.name, why: def.knownBug });
-        log(`--- ${def.name}: SKIPPED (known bug: ${def.knownBug})`);
+        skipped.push({ name, why: def.knownBug });
+        log(`--- ${name}: SKIPPED (known bug: ${def.knownBug})`);
         continue;
       }
       const t0 = Date.now();
-      log(`--- ${def.name}`);
+      log(`--- ${name}`);
       let result: ScenarioResult;
       try {
         // Every scenario starts from a Redis that answers (a previous one may have killed it).
         if (!(await servers.redis.ping())) await servers.redis.start();
-        const r = await def.run({ servers, logRoot, seed, log: (m) => log(`  ${m}`) });
-        result = { name: def.name, ms: Date.now() - t0, ...r };
+        const r = await def.run({ servers, logRoot, seed, queue, log: (m) => log(`  ${m}`) });
+        result = { name, ms: Date.now() - t0, ...r };
       } catch (error) {
         result = {
-          name: def.name,
+          name,
           acknowledged: 0,
           lost: 0,
           duplicated: 0,

@@ -4,6 +4,8 @@ import type { Servers } from './servers';
 
 export interface RunContext {
   servers: Servers;
+  /** The queue the scenario's processes use (scenarios marked `postgresQueue` run on both). */
+  queue: 'redis' | 'postgres';
   logRoot: string;
   seed: number;
   log(message: string): void;
@@ -29,6 +31,8 @@ export interface ScenarioDef {
    * on the command line or with FAULTS_KNOWN_BUGS=1. The text says what fails and why.
    */
   knownBug?: string;
+  /** The scenario applies to the PostgreSQL queue too: the suite runs it a second time with QUEUE_BACKEND=postgres. */
+  postgresQueue?: boolean;
   run(ctx: RunContext): Promise<Omit<ScenarioResult, 'name' | 'ms'>>;
 }
 

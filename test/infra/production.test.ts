@@ -83,7 +83,7 @@ describe.each(scenarios)('$title', (scenario) => {
     // The container's passwords reach it only as SSM ARNs in the task definition.
     const ssm = (resolve(service().args.ssm) ?? {}) as Record<string, string>;
     for (const arn of Object.values(ssm)) expect(arn).toMatch(/^arn:aws:aws\.ssm\.Parameter:/);
-    if (!scenario.dev) expect(Object.keys(ssmParameters(graph, service())).sort()).toEqual(['DATABASE_URL', 'REDIS_URL']);
+    if (!scenario.dev) expect(Object.keys(ssmParameters(graph, service())).sort()).toEqual(['DATABASE_URL', 'HTTP_SIGNING_SECRET', 'REDIS_URL']);
   });
 
   it('grants PutEvents on the bus to the publishers, the task-protection calls to the container, and nothing to Migrate', () => {

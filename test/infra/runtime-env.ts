@@ -30,11 +30,11 @@ export function startedEnvironment(graph: ResourceGraph, record: Recorded): Reco
 
 /** The credentials `linkedCredentials()` (functions/config.ts) finds in a Lambda's links. */
 export function linkedCredentials(record: Recorded): LinkedCredentials {
-  const links = (record.args.link ?? []) as { constructor: { kind?: string }; password?: unknown; value?: unknown }[];
-  const of = (kind: string, key: 'password' | 'value') => {
-    const link = links.find((l) => l.constructor.kind === kind);
+  const links = (record.args.link ?? []) as { constructor: { kind?: string }; logicalName?: string; password?: unknown; value?: unknown }[];
+  const of = (kind: string, key: 'password' | 'value', name?: string) => {
+    const link = links.find((l) => l.constructor.kind === kind && (name === undefined || l.logicalName === name));
     const value = link ? resolve(link[key]) : undefined;
     return typeof value === 'string' && value !== '' ? value : undefined;
   };
-  return { databasePassword: of('sst.aws.Postgres', 'password'), redisPassword: of('sst.aws.Redis', 'password'), apiKeys: of('sst.Secret', 'value') };
+  return { databasePassword: of('sst.aws.Postgres', 'password'), redisPassword: of('sst.aws.Redis', 'password'), apiKeys: of('sst.Secret', 'value', 'ApiKeys'), httpSigningSecret: of('sst.Secret', 'value', 'HttpSigningSecret') };
 }

@@ -97,11 +97,12 @@ describe.each(scenarios)('$title', (scenario) => {
     expect(graph.one('sst.aws.Redis', 'Redis').args.vpc).toBe(vpc);
   });
 
-  it('links each Lambda to the stores whose passwords it needs, only the API to the secret, and nothing to the bus', () => {
+  it('links each Lambda to the stores whose passwords it needs, only the API to the keys, only the worker to the signing secret, and nothing to the bus', () => {
     const db = instance('sst.aws.Postgres', 'Database');
     const redis = instance('sst.aws.Redis', 'Redis');
     const secret = instance('sst.Secret', 'ApiKeys');
-    const expected: Record<string, object[]> = { ApiHandler: [db, redis, secret], Worker: [db, redis], Tick: [db, redis], Migrate: [db] };
+    const signing = instance('sst.Secret', 'HttpSigningSecret');
+    const expected: Record<string, object[]> = { ApiHandler: [db, redis, secret], Worker: [db, redis, signing], Tick: [db, redis], Migrate: [db] };
     for (const name of ALL_FUNCTIONS) {
       const link = fn(name).args.link as object[];
       expect(link.length, name).toBe(expected[name]!.length);
@@ -150,7 +151,8 @@ describe.each(scenarios)('$title', (scenario) => {
     const migrate = loadConfig(env(fn('Migrate')) as NodeJS.ProcessEnv, linkedCredentials(fn('Migrate')));
     expect(new URL(migrate.databaseUrl).hostname).toBe(scenario.dev ? '127.0.0.1' : FAKE.postgres.instanceHost);
     const api = loadConfig(env(fn('ApiHandler')) as NodeJS.ProcessEnv, linkedCredentials(fn('ApiHandler')));
-    expect(api.apiKeys).toEqual([resolve((instance('sst.Secret', 'ApiKeys') as { value: unknown }).value)]);
+    // A bare key in the secret is an admin key named key1 (the `name:role:key` format is the README's).
+    expect(api.apiKeys).toEqual([{ name: 'key1', role: 'admin', key: resolve((instance('sst.Secret', 'ApiKeys') as { value: unknown }).value) }]);
     // The API answers the API Gateway's own host name (and loopback ones only): DNS rebinding defence.
     const apiUrl = resolve((instance('sst.aws.ApiGatewayV2', 'Api') as { url: unknown }).url) as string;
     expect(api.allowedHosts).toEqual([new URL(apiUrl).hostname]);
@@ -272,7 +274,8 @@ describe.each(scenarios)('$title', (scenario) => {
       }
       // The container's URLs, with their passwords, are SecureString parameters that ECS injects.
       const parameters = ssmParameters(graph, service());
-      expect(Object.keys(parameters).sort()).toEqual(['DATABASE_URL', 'REDIS_URL']);
+      expect(Object.keys(parameters).sort()).toEqual(['DATABASE_URL', 'HTTP_SIGNING_SECRET', 'REDIS_URL']);
+      expect(resolve(parameters.HTTP_SIGNING_SECRET!.args.value)).toBe('value-of-secret-HttpSigningSecret');
       for (const parameter of Object.values(parameters)) expect(parameter.args.type).toBe('SecureString');
       expect(decodeURIComponent(new URL(String(resolve(parameters.DATABASE_URL!.args.value))).password)).toBe(FAKE.postgres.password);
       expect(decodeURIComponent(new URL(String(resolve(parameters.REDIS_URL!.args.value))).password)).toBe(FAKE.redis.password);

@@ -31,6 +31,7 @@ describe('the deploy applies jobs.json through the API function', () => {
     const nightly = await env.store.jobGetByName('nightly');
     expect(nightly).toMatchObject({ managedBy: 'sst-deploy', version: 1, cronExpr: '0 3 * * *' });
     expect((await env.store.jobVersions(nightly!.id))![0]!.actor).toBe('deploy');
+    expect(await env.store.auditList({ target: `job:${nightly!.id}`, limit: 10 })).toMatchObject([{ keyName: 'deploy', action: 'job.create', outcome: 'ok' }]);
     const second = await deploy([{ name: 'nightly', cron_expr: '0 4 * * *', timezone: 'Europe/Paris', handler: 'noop' }]);
     expect(second.results).toEqual([
       { name: 'nightly', action: 'updated' },

@@ -4,11 +4,13 @@
  * (no counter reset) when retention deletes the roll-ups and the executions.
  */
 import { serve } from '@hono/node-server';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiHarness, type Harness } from '../api/harness';
 import { engine } from '../support/engine';
 import { eventually } from '../support/env';
+import { ROOT } from '../support/processes';
 import { PROMETHEUS, startPrometheus, type PrometheusServer } from './prometheus';
 import { ageFoldAndRetain } from './support';
 
@@ -27,7 +29,7 @@ beforeAll(async () => {
   server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise((r) => server.once('listening', r));
   const { port } = server.address() as AddressInfo;
-  if (PROMETHEUS) prom = await startPrometheus({ target: `127.0.0.1:${port}`, token: TOKEN });
+  if (PROMETHEUS) prom = await startPrometheus({ target: `127.0.0.1:${port}`, token: TOKEN, rules: `${ROOT}docs/prometheus/alerts.yml` });
 });
 afterAll(async () => {
   await prom?.stop();
@@ -59,7 +61,7 @@ async function run(input: { ok: number; dead: number }) {
 
 describe.skipIf(!PROMETHEUS)('Prometheus scraping /metrics', () => {
   it('sees the workload, and the counter survives a retention pass', async () => {
-    await settles('up{job="jobs"}', 1);
+    await settles('up{job="jobs-scheduler"}', 1);
     await e.worker({ concurrency: 4 });
     const N = 12;
     const M = 3;
@@ -98,5 +100,25 @@ describe.skipIf(!PROMETHEUS)('Prometheus scraping /metrics', () => {
     await settles('resets(jobs_attempts_finished_total{status="dead",lane="short"}[5m])', 0);
     await settles('resets(jobs_attempt_duration_seconds_count{lane="short"}[5m])', 0);
     await settles('jobs_attempt_duration_seconds_count{lane="short"}', N + M + 2);
+
+    // The README's alert rules load and evaluate; the dead-executions one sees the M dead attempts.
+    const rules = (await prom.api('rules')).groups.flatMap((g: { rules: unknown[] }) => g.rules) as { name: string; health: string; lastError?: string }[];
+    expect(rules.map((r) => r.name).sort()).toEqual(['JobsApiErrors', 'JobsDeadExecutions', 'JobsFailureRatioHigh', 'JobsMetricsDown', 'JobsOldestWaiting', 'JobsQueueWithoutWorkers']);
+    await eventually(async () => {
+      const again = (await prom.api('rules')).groups.flatMap((g: { rules: unknown[] }) => g.rules) as { health: string }[];
+      return again.every((r) => r.health === 'ok');
+    }, 10_000, 200);
+    const alerts = (await prom.api('alerts')).alerts as { labels: { alertname: string; lane?: string }; state: string }[];
+    expect(alerts.filter((a) => a.labels.alertname === 'JobsDeadExecutions').map((a) => [a.labels.lane, a.state])).toEqual([['short', 'firing']]);
+    expect(alerts.some((a) => a.labels.alertname === 'JobsMetricsDown')).toBe(false);
+
+    // Every query of the Grafana dashboard is valid PromQL over series that exist, and the main panels show data.
+    const dashboard = JSON.parse(readFileSync(`${ROOT}docs/grafana/jobs-scheduler.json`, 'utf8'));
+    const exprs = (dashboard.panels as { title: string; targets: { expr: string }[] }[]).flatMap((p) => p.targets.map((t) => ({ title: p.title, expr: t.expr })));
+    expect(exprs.length).toBeGreaterThan(10);
+    for (const { title, expr } of exprs) {
+      const result = await prom.query(expr.replaceAll('$__rate_interval', '1m').replaceAll('$lane', '.*'));
+      expect(result.length, `${title}: ${expr}`).toBeGreaterThan(0);
+    }
   }, 120_000);
 });

@@ -22,12 +22,14 @@ export interface PrometheusServer {
   url: string;
   /** The instant-query result: one value per series, keyed by its labels as JSON. */
   query(expr: string): Promise<{ metric: Record<string, string>; value: number }[]>;
+  /** GET /api/v1/<path> (e.g. `rules`): its `data`. */
+  api(path: string): Promise<any>;
   stop(): Promise<void>;
   log(): string;
 }
 
 /** Starts Prometheus scraping `target` (host:port) every 500 ms with `token` as its bearer token. */
-export async function startPrometheus(input: { target: string; token: string; path?: string }): Promise<PrometheusServer> {
+export async function startPrometheus(input: { target: string; token: string; path?: string; rules?: string }): Promise<PrometheusServer> {
   if (!PROMETHEUS) throw new Error('prometheus is not installed (apt-get install -y prometheus)');
   const dir = mkdtempSync(join(tmpdir(), 'prom-'));
   const port = await freePort();
@@ -35,8 +37,9 @@ export async function startPrometheus(input: { target: string; token: string; pa
     join(dir, 'prometheus.yml'),
     [
       'global: { scrape_interval: 500ms, scrape_timeout: 400ms, evaluation_interval: 1s }',
+      ...(input.rules ? [`rule_files: [${JSON.stringify(input.rules)}]`] : []),
       'scrape_configs:',
-      '  - job_name: jobs',
+      '  - job_name: jobs-scheduler',
       `    metrics_path: ${input.path ?? '/metrics'}`,
       `    authorization: { type: Bearer, credentials: ${JSON.stringify(input.token)} }`,
       `    static_configs: [{ targets: [${JSON.stringify(input.target)}] }]`,
@@ -78,6 +81,11 @@ export async function startPrometheus(input: { target: string; token: string; pa
       const body = (await res.json()) as { status: string; error?: string; data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
       if (body.status !== 'success') throw new Error(`query ${expr}: ${body.error}`);
       return body.data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
+    },
+    async api(path) {
+      const body = (await (await fetch(`${url}/api/v1/${path}`)).json()) as { status: string; error?: string; data: unknown };
+      if (body.status !== 'success') throw new Error(`${path}: ${body.error}`);
+      return body.data;
     },
     stop,
     log: () => output,

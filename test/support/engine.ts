@@ -12,7 +12,7 @@ import {
   type LiveOutputSink,
   type WorkerOptions,
 } from '@jobs/core';
-import { BUILTIN_HANDLERS, createRunner, findSupervisor, type Handler, type Supervision } from '@jobs/runner';
+import { BUILTIN_HANDLERS, createRunner, findSupervisor, type Handler, type RunnerOptions, type Supervision } from '@jobs/runner';
 import { randomBytes } from 'node:crypto';
 import { recorder, type TestEnv } from './env';
 
@@ -31,9 +31,9 @@ export function engine(env: TestEnv, options: { clock?: Clock } = {}) {
     deps: deps as typeof deps & CommandDeps,
     clock,
     /** Starts a worker in this process; stopped by stopAll(). */
-    async worker(opts: Partial<WorkerOptions> & { handlers?: Record<string, Handler>; liveOutput?: LiveOutputSink } = {}) {
+    async worker(opts: Partial<WorkerOptions> & { handlers?: Record<string, Handler>; targets?: Pick<RunnerOptions, 'http' | 'lambda'>; liveOutput?: LiveOutputSink } = {}) {
       const worker = new Worker(
-        { ...deps, runner: createRunner({ handlers: { ...BUILTIN_HANDLERS, ...opts.handlers }, supervision, liveOutput: opts.liveOutput }) },
+        { ...deps, runner: createRunner({ handlers: { ...BUILTIN_HANDLERS, ...opts.handlers }, supervision, liveOutput: opts.liveOutput, ...opts.targets }) },
         {
           id: `test-${randomBytes(4).toString('hex')}`,
           kind: 'local',

@@ -5,7 +5,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { clip, type CommandDeps } from '@jobs/core';
 import { methodNotAllowed } from 'hono/method-not-allowed';
-import { bearerAuth } from './auth';
+import { apiAuth, needs } from './auth';
 import { bodyLimit } from './body-limit';
 import { hostGuard } from './host-guard';
 import type { ApiDeps, ApiEnv } from './deps';
@@ -14,6 +14,7 @@ import { createProcessMetrics } from './metrics/http';
 import { requestLog } from './request-log';
 import { requestSpans } from './tracing';
 import { utf8Body } from './utf8-body';
+import { auditRoutes } from './routes/audit';
 import { executionRoutes } from './routes/executions';
 import { outputRoutes } from './routes/output';
 import { flowRoutes } from './routes/flow';
@@ -57,7 +58,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
     }),
   );
 
-  v1.use('*', bearerAuth(deps.apiKeys));
+  v1.use('*', apiAuth(deps, commands));
   v1.use(
     '*',
     bodyLimit(deps.bodyLimitBytes, () => {
@@ -65,15 +66,16 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
     }),
   );
   v1.use('*', utf8Body());
-  jobRoutes(v1, deps, commands);
-  jobEditRoutes(v1, deps, commands);
-  executionRoutes(v1, deps, commands);
+  jobRoutes(v1, deps);
+  jobEditRoutes(v1, deps);
+  executionRoutes(v1, deps);
   outputRoutes(v1, deps);
   systemRoutes(v1, deps);
-  flowRoutes(v1, deps, commands);
+  flowRoutes(v1, deps);
+  auditRoutes(v1, deps);
 
   let document: unknown = null;
-  v1.get('/openapi.json', (c) => {
+  v1.get('/openapi.json', needs('read'), (c) => {
     document ??= root.getOpenAPI31Document({
       openapi: '3.1.0',
       info: {
@@ -89,6 +91,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
         { name: 'executions', description: 'Attempts: their state, output, cancellation and replay.' },
         { name: 'lanes', description: 'The short and long lanes: pause, resume, depths.' },
         { name: 'system', description: 'Workers, stats, schedule preview and health.' },
+        { name: 'audit', description: 'Who changed what: the audit trail (admin keys).' },
       ],
     });
     return c.json(document as object, 200);
@@ -97,10 +100,10 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
   root.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
-    description: 'One of the keys in API_KEYS. Required on every /api/v1 route when API_KEYS is set.',
+    description: 'One of the keys in API_KEYS. Required on every /api/v1 route when API_KEYS is set; the key\'s role (read, operate, admin) decides what it may do (403 `forbidden` otherwise).',
   });
   healthRoutes(root, deps);
-  metricsRoutes(root, deps, metrics);
+  metricsRoutes(root, deps, metrics, commands);
   root.route(API_PREFIX, v1);
   for (const mount of mounts) mount(root, deps, commands);
 

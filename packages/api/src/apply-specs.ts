@@ -37,9 +37,9 @@ export async function applyJobSpecs(
       const result = await upsertJobByName(commands, {
         name,
         actor: input.actor,
-        spec: toJobSpec(body, deps.shortLaneMaxTimeoutMs),
+        spec: toJobSpec(body, deps.shortLaneMaxTimeoutMs, deps.targetPolicy),
         allowPast: body.allow_past,
-        plan: (current) => replacePlan(current, body, deps.shortLaneMaxTimeoutMs),
+        plan: (current) => replacePlan(current, body, deps.shortLaneMaxTimeoutMs, deps.targetPolicy),
       });
       results.push({ name, action: result.created ? 'created' : result.changed ? 'updated' : 'unchanged' });
     } catch (error) {

@@ -1,6 +1,7 @@
 /** @module deps — what the API needs from the outside; functions/ builds it once per process from Context + Config. */
-import type { Clock, LiveOutputReader, Logger, QueueAdapter, TraceSpan, Tracing, TransitionSink } from '@jobs/core';
+import type { AddressPolicy, Clock, CommandDeps, LiveOutputReader, Logger, QueueAdapter, TraceSpan, Tracing, TransitionSink } from '@jobs/core';
 import type { Store } from '@jobs/store';
+import type { ApiKey, Principal } from './keys';
 
 export interface ApiDeps {
   store: Store;
@@ -10,8 +11,13 @@ export interface ApiDeps {
   logger: Logger;
   /** Running attempts' output so far (the workers' live buffer); absent: a running attempt's output reads empty. */
   liveOutput?: LiveOutputReader | null;
-  /** Bearer keys accepted on /api/v1; empty: the API is open (local development only, loopback requests only). */
-  apiKeys: string[];
+  /** Which addresses HTTP targets may reach (HTTP_TARGET_ALLOW); a denied literal address is a 400 at create. */
+  targetPolicy?: AddressPolicy;
+  /**
+   * Keys accepted on /api/v1 and by the dashboard, each with a name and a role; a bare string is an admin key named
+   * by its position (key1, key2, …). Empty: the API is open (local development only, loopback requests only).
+   */
+  apiKeys: readonly (string | ApiKey)[];
   /** Spans per request and trigger (OpenTelemetry, in functions/); absent: tracing is off and costs nothing. */
   tracing?: Tracing | null;
   /** A bearer token GET /metrics accepts besides the API keys (METRICS_TOKEN), for scrapers. */
@@ -31,10 +37,9 @@ export interface ApiDeps {
 }
 
 /**
- * Hono environment of every route: the request id set by the request-log middleware, and the actor (who makes the
- * request, recorded in job versions) set by the auth middleware: "api" for every key today; a key's name once keys
- * have names.
+ * Hono environment of every route: the request id set by the request-log middleware; on /api/v1 also the principal
+ * and the commands that audit under its name (set by the auth middleware).
  */
 export interface ApiEnv {
-  Variables: { requestId: string; actor: string; span?: TraceSpan };
+  Variables: { requestId: string; principal: Principal; commands: CommandDeps; span?: TraceSpan };
 }

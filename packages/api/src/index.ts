@@ -8,5 +8,10 @@ export { keysetPage } from './pagination';
 export { outputResponse } from './routes/output';
 export { JobCreate } from './schemas/jobs';
 export { toJobSpec } from './serializers';
+// Roles and keys, shared with the dashboard and with functions/config.ts.
+export { accessOf, actorOf, needs, OPEN_PRINCIPAL, refuseBelow, type RouteAccess } from './auth';
+export { apiKeyList, keyFingerprint, keyMatcher, parseApiKeys, type ApiKey, type Principal } from './keys';
+export { sourceAddress } from './source';
+export { auditJson } from './routes/audit';
 // Series read at scrape time, rendered by prom-client (the worker process's /metrics uses them too).
 export { SnapshotRegistry } from './metrics/snapshot';

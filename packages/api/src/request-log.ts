@@ -27,6 +27,8 @@ export function requestLog(logger: Logger): MiddlewareHandler<ApiEnv> {
       status,
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
       request_id: requestId,
+      // The name of the key the request used (never the key), once the auth middleware knows it.
+      ...(c.get('principal') ? { key: c.get('principal').name } : {}),
     };
     if (status >= 500) logger.error(line);
     else logger.info(line);

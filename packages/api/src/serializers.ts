@@ -2,17 +2,24 @@
  * @module serializers — domain objects (camelCase, ms, Date) to the wire (snake_case, seconds, ISO strings), and the
  * create body to the core's JobSpec.
  */
-import { DEFAULT_BACKOFF, NO_LIMITS, type Execution, type ExecutionSummary, type Job, type JobChange, type JobSpec, type QueueDepth, type WorkerInfo } from '@jobs/core';
+import { DEFAULT_BACKOFF, NO_LIMITS, createAddressPolicy, maskTarget, targetWords, type AddressPolicy, type Execution, type ExecutionSummary, type Job, type JobChange, type JobSpec, type QueueDepth, type WorkerInfo } from '@jobs/core';
 import type { ExecutionStats } from '@jobs/store';
 import { validationFailed } from './errors';
 import { limitsJson, toLimits } from './schemas/limits';
 import type { ExecutionJson, ExecutionSummaryJson } from './schemas/executions';
 import { JobFields, type JobCreateBody, type JobJson } from './schemas/jobs';
 
+const DEFAULT_POLICY = createAddressPolicy();
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 const seconds = (ms: number) => ms / 1000;
 
+/** The job on the wire. Header secrets never leave the store in full: every response and page goes through here. */
 export function jobJson(job: Job): JobJson {
+  return definitionJson(maskTarget(job));
+}
+
+/** The job in the API's names and units, unmasked: only for comparing and merging definitions (specBody). */
+function definitionJson(job: Job): JobJson {
   return {
     id: job.id,
     name: job.name,
@@ -21,6 +28,9 @@ export function jobJson(job: Job): JobJson {
     run_at: iso(job.runAt),
     command: job.command,
     handler: job.handler,
+    http: job.http,
+    lambda: job.lambda,
+    target: targetWords(job),
     payload: job.payload ?? null,
     status: job.status,
     max_retries: job.maxRetries,
@@ -130,8 +140,11 @@ export function statsJson(stats: ExecutionStats, depth: QueueDepth, now: Date) {
  * The validated create body as the core's JobSpec. The lane defaults by timeout; asking for the short lane with a
  * timeout above its limit is a 400 naming the limit (a Lambda could not finish such a job).
  */
-export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number): JobSpec {
+export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number, targetPolicy: AddressPolicy = DEFAULT_POLICY): JobSpec {
   const timeoutMs = body.timeout_seconds * 1000;
+  // A literal address the guard would refuse is refused now; a name is checked on what it resolves to, per attempt.
+  const refused = body.http ? targetPolicy.refuseLiteralHost(new URL(body.http.url)) : null;
+  if (refused) throw validationFailed([{ path: 'http.url', message: refused }]);
   const tooLongForShort = timeoutMs > shortLaneMaxTimeoutMs;
   if (body.lane === 'short' && tooLongForShort) {
     throw validationFailed([
@@ -149,6 +162,8 @@ export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number): J
     runAt: body.run_at ? new Date(body.run_at) : null,
     command: body.command ?? null,
     handler: body.handler ?? null,
+    http: body.http ? { url: body.http.url, method: body.http.method, headers: body.http.headers, ...(body.http.body === undefined ? {} : { body: body.http.body }) } : null,
+    lambda: body.lambda ? { function: body.lambda.function, qualifier: body.lambda.qualifier ?? null } : null,
     payload: body.payload ?? null,
     status: body.status,
     maxRetries: body.max_retries,
@@ -178,8 +193,8 @@ export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number): J
  * into, and what versions compare. Fields are in the create body's order.
  */
 export function specBody(spec: JobSpec): Omit<JobCreateBody, 'allow_past'> {
-  const job = jobJson({ ...spec, id: '', status: spec.status ?? 'active', limits: spec.limits ?? NO_LIMITS, managedBy: spec.managedBy ?? null,
-    retentionDays: spec.retentionDays ?? null,
+  const job = definitionJson({ ...spec, http: spec.http ?? null, lambda: spec.lambda ?? null, id: '', status: spec.status ?? 'active',
+    limits: spec.limits ?? NO_LIMITS, managedBy: spec.managedBy ?? null, retentionDays: spec.retentionDays ?? null,
     version: 0, nextRunAt: null, lastRunAt: null, createdAt: EPOCH, updatedAt: EPOCH });
   const body: Record<string, unknown> = {};
   for (const key of Object.keys(JobFields.shape)) if (key !== 'allow_past') body[key] = (job as Record<string, unknown>)[key] ?? null;
@@ -187,6 +202,14 @@ export function specBody(spec: JobSpec): Omit<JobCreateBody, 'allow_past'> {
 }
 
 const EPOCH = new Date(0);
+
+/** A recorded change as the API shows it: an `http` target's secret header values masked, on both sides. */
+export function changeJson(change: JobChange): JobChange {
+  if (change.field !== 'http') return change;
+  const mask = (value: unknown) =>
+    value && typeof value === 'object' && 'headers' in value ? maskTarget({ http: value as Job['http'] }).http : value;
+  return { ...change, old: mask(change.old), new: mask(change.new) };
+}
 
 /** The fields whose values differ between two create bodies, with both values. */
 export function bodyChanges(before: Record<string, unknown>, after: Record<string, unknown>): JobChange[] {

@@ -324,6 +324,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description Unknown id */
                 404: {
                     headers: {
@@ -462,6 +471,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit trail: every change and refused attempt, newest first (filter by key name, action, target, outcome) */
+        get: operations["listAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -487,6 +513,13 @@ export interface components {
             run_at: string | null;
             command: string | null;
             handler: string | null;
+            http: components["schemas"]["HttpTargetOut"];
+            lambda: components["schemas"]["LambdaTargetOut"];
+            /**
+             * @description The target in words.
+             * @example POST https://api.example.com/hooks/nightly
+             */
+            target: string;
             payload?: unknown;
             /** @enum {string} */
             status: "active" | "paused";
@@ -541,6 +574,20 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** @description Secret-looking header values are masked. */
+        HttpTargetOut: {
+            url: string;
+            /** @enum {string} */
+            method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+            headers: {
+                [key: string]: string;
+            };
+            body?: unknown;
+        } | null;
+        LambdaTargetOut: {
+            function: string;
+            qualifier: string | null;
+        } | null;
         Error: {
             error: {
                 /** @example validation_failed */
@@ -580,12 +627,38 @@ export interface components {
              */
             allow_past: boolean;
             /**
-             * @description Shell command (exactly one of command or handler).
+             * @description Shell command (exactly one of command, handler, http, lambda).
              * @example echo hello
              */
             command?: string | null;
             /** @description Registered handler name. */
             handler?: string | null;
+            /** @description An HTTP request per attempt (see the README: outcome rules, signing, the address guard). */
+            http?: {
+                /** @example https://api.example.com/hooks/nightly */
+                url: string;
+                /**
+                 * @default POST
+                 * @enum {string}
+                 */
+                method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description Sent with every request. Values of secret-looking names (authorization, *-key, *token*, cookie) are stored and shown masked.
+                 * @default {}
+                 */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description A string is sent as is (text/plain), anything else as JSON. Default: the execution's payload as JSON. GET sends no body. */
+                body?: unknown;
+            } | null;
+            /** @description A RequestResponse Lambda invocation per attempt, the payload as the event. */
+            lambda?: {
+                /** @example billing-close */
+                function: string;
+                /** @example live */
+                qualifier?: string | null;
+            } | null;
             /** @description Any JSON (at most 64 KiB serialised). */
             payload?: unknown;
             /** @default 3 */
@@ -809,12 +882,38 @@ export interface components {
             run_at?: string | null;
             allow_past?: boolean;
             /**
-             * @description Shell command (exactly one of command or handler).
+             * @description Shell command (exactly one of command, handler, http, lambda).
              * @example echo hello
              */
             command?: string | null;
             /** @description Registered handler name. */
             handler?: string | null;
+            /** @description An HTTP request per attempt (see the README: outcome rules, signing, the address guard). */
+            http?: {
+                /** @example https://api.example.com/hooks/nightly */
+                url: string;
+                /**
+                 * @default POST
+                 * @enum {string}
+                 */
+                method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description Sent with every request. Values of secret-looking names (authorization, *-key, *token*, cookie) are stored and shown masked.
+                 * @default {}
+                 */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description A string is sent as is (text/plain), anything else as JSON. Default: the execution's payload as JSON. GET sends no body. */
+                body?: unknown;
+            } | null;
+            /** @description A RequestResponse Lambda invocation per attempt, the payload as the event. */
+            lambda?: {
+                /** @example billing-close */
+                function: string;
+                /** @example live */
+                qualifier?: string | null;
+            } | null;
             /** @description Any JSON (at most 64 KiB serialised). */
             payload?: unknown;
             max_retries?: number;
@@ -880,12 +979,38 @@ export interface components {
              */
             allow_past: boolean;
             /**
-             * @description Shell command (exactly one of command or handler).
+             * @description Shell command (exactly one of command, handler, http, lambda).
              * @example echo hello
              */
             command?: string | null;
             /** @description Registered handler name. */
             handler?: string | null;
+            /** @description An HTTP request per attempt (see the README: outcome rules, signing, the address guard). */
+            http?: {
+                /** @example https://api.example.com/hooks/nightly */
+                url: string;
+                /**
+                 * @default POST
+                 * @enum {string}
+                 */
+                method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description Sent with every request. Values of secret-looking names (authorization, *-key, *token*, cookie) are stored and shown masked.
+                 * @default {}
+                 */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description A string is sent as is (text/plain), anything else as JSON. Default: the execution's payload as JSON. GET sends no body. */
+                body?: unknown;
+            } | null;
+            /** @description A RequestResponse Lambda invocation per attempt, the payload as the event. */
+            lambda?: {
+                /** @example billing-close */
+                function: string;
+                /** @example live */
+                qualifier?: string | null;
+            } | null;
             /** @description Any JSON (at most 64 KiB serialised). */
             payload?: unknown;
             /** @default 3 */
@@ -1169,6 +1294,38 @@ export interface components {
                 next_start_at: string | null;
             } | null;
         };
+        AuditPage: {
+            data: components["schemas"]["AuditRow"][];
+            next_cursor: string | null;
+        };
+        AuditRow: {
+            id: string;
+            /**
+             * Format: date-time
+             * @example 2025-01-01T12:00:00.000Z
+             */
+            at: string;
+            /** @description The name of the API key (never the key itself). */
+            key: string;
+            /** @enum {string} */
+            action: "job.create" | "job.update" | "job.delete" | "job.trigger" | "job.pause" | "job.resume" | "job.backfill" | "execution.cancel" | "execution.replay" | "lane.pause" | "lane.resume" | "session.sign_in" | "session.sign_out" | "audit.read";
+            target: string;
+            /**
+             * @description `refused`: the key's role was too low, or a sign-in failed; nothing changed.
+             * @enum {string}
+             */
+            outcome: "ok" | "refused";
+            request_id: string | null;
+            /** @description The client address (API Gateway's source IP on AWS, the socket's peer locally). */
+            source: string | null;
+            /** @description Changed fields, old and new; values of secret-looking fields are `***`. */
+            changes: {
+                [key: string]: {
+                    old?: unknown;
+                    new?: unknown;
+                };
+            } | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -1249,6 +1406,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createJob: {
@@ -1284,6 +1450,15 @@ export interface operations {
             };
             /** @description Missing or invalid API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1358,6 +1533,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unknown id */
             404: {
                 headers: {
@@ -1398,6 +1582,15 @@ export interface operations {
             };
             /** @description Missing or invalid API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1451,6 +1644,15 @@ export interface operations {
             };
             /** @description Missing or invalid API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1550,6 +1752,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unknown id */
             404: {
                 headers: {
@@ -1617,6 +1828,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unknown id */
             404: {
                 headers: {
@@ -1659,6 +1879,15 @@ export interface operations {
             };
             /** @description Missing or invalid API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1721,6 +1950,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unknown id */
             404: {
                 headers: {
@@ -1776,6 +2014,15 @@ export interface operations {
             };
             /** @description Missing or invalid API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1854,6 +2101,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Body larger than the limit */
             413: {
                 headers: {
@@ -1912,6 +2168,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unknown id */
             404: {
                 headers: {
@@ -1958,6 +2223,15 @@ export interface operations {
             };
             /** @description Missing or invalid API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2037,6 +2311,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getExecution: {
@@ -2070,6 +2353,15 @@ export interface operations {
             };
             /** @description Missing or invalid API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2119,6 +2411,15 @@ export interface operations {
             };
             /** @description Missing or invalid API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2188,6 +2489,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unknown id */
             404: {
                 headers: {
@@ -2244,6 +2554,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getStats: {
@@ -2275,6 +2594,15 @@ export interface operations {
             };
             /** @description Missing or invalid API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2326,6 +2654,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listLanes: {
@@ -2357,6 +2694,15 @@ export interface operations {
             };
             /** @description Missing or invalid API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2397,6 +2743,15 @@ export interface operations {
             };
             /** @description Missing or invalid API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2453,6 +2808,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unknown id */
             404: {
                 headers: {
@@ -2502,8 +2866,75 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unknown id */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAudit: {
+        parameters: {
+            query?: {
+                outcome?: "ok" | "refused";
+                /** @description Only rows of the key with this name. */
+                key?: string;
+                action?: "job.create" | "job.update" | "job.delete" | "job.trigger" | "job.pause" | "job.resume" | "job.backfill" | "execution.cancel" | "execution.replay" | "lane.pause" | "lane.resume" | "session.sign_in" | "session.sign_out" | "audit.read";
+                /** @description Only rows about this target, e.g. `job:42`, `execution:7`, `lane:short`. */
+                target?: string;
+                /** @description Page size, 1..200 (default 50). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit rows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

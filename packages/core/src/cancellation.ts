@@ -6,6 +6,8 @@
 /** What a runner receives: a signal that aborts when the attempt must stop (timeout, cancel, shutdown). */
 export interface Cancellation {
   readonly signal: AbortSignal;
+  /** Runs `listener` once when the attempt must stop, without building the signal (hot-path adapters use it). */
+  onAbort?(listener: () => void): void;
 }
 
 export class LazyAbort implements Cancellation {

@@ -2,18 +2,22 @@
  * @module commands — what users ask for (create, trigger, cancel, replay, pause, resume, delete), against ports.
  * Each writes PostgreSQL first, then tells Redis; a failed Redis call is repaired by the reconciler.
  */
+import { auditEntry, fieldChanges, type Actor, type AuditEntry } from './access';
 import { IdempotencyMismatchError, InvalidInputError, NotFoundError } from './errors';
 import { flowJobOf, type FlowQueue, type LaneState } from './flow';
 import type { Clock, CreatedExecution, Logger, TransitionSink } from './ports';
 import type { EditQueue, EditStore } from './edit';
 import { firstRunAt } from './schedule';
 import { createdTransition, transition } from './transitions';
-import { isLimited, type Execution, type ExecutionStatus, type FlowLimits, type Job, type Lane, type QueueItem } from './types';
+import { isLimited, type Transition, type Execution, type ExecutionStatus, type FlowLimits, type Job, type Lane, type QueueItem } from './types';
 
-export type JobSpec = Omit<Job, 'id' | 'status' | 'limits' | 'retentionDays' | 'managedBy' | 'version' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt'> & {
+export type JobSpec = Omit<Job, 'id' | 'status' | 'limits' | 'retentionDays' | 'managedBy' | 'version' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt' | 'http' | 'lambda'> & {
   status?: Job['status'];
   /** Default: null (the deployment's HISTORY_RETENTION). */
   retentionDays?: number | null;
+  /** Default: none (the target is the command or handler). */
+  http?: Job['http'];
+  lambda?: Job['lambda'];
   /** Default: no limits. */
   limits?: FlowLimits;
   /** Default: null (made by hand). */
@@ -29,25 +33,30 @@ export interface ChangedExecution extends QueueItem {
   workerId: string | null;
 }
 
+/**
+ * Every command takes an optional audit entry: the store writes it in the same transaction as the change, and only
+ * when something changed (a refused or no-op command leaves no row). The store fills in the target id of a new row and
+ * the old values it reads under its lock.
+ */
 export interface CommandStore extends EditStore {
   /** `actor` is recorded as the author of version 1 (default "api"). */
-  jobInsert(spec: JobSpec & { nextRunAt: Date | null; actor?: string }): Promise<Job>;
+  jobInsert(spec: JobSpec & { nextRunAt: Date | null; actor?: string }, audit?: AuditEntry): Promise<Job>;
   jobGet(id: string): Promise<Job | null>;
   /** Sets status and next_run_at; cancels waiting scheduled runs when pausing. Null if the job does not exist. */
-  jobSetStatus(input: { id: string; status: Job['status']; nextRunAt: Date | null }): Promise<{ job: Job; cancelled: ChangedExecution[] } | null>;
+  jobSetStatus(input: { id: string; status: Job['status']; nextRunAt: Date | null }, audit?: AuditEntry): Promise<{ job: Job; cancelled: ChangedExecution[] } | null>;
   /** Soft-deletes the job and cancels its live executions. Null if it does not exist. */
-  jobDelete(id: string): Promise<{ cancelled: ChangedExecution[] } | null>;
+  jobDelete(id: string, audit?: AuditEntry): Promise<{ cancelled: ChangedExecution[] } | null>;
   /** Inserts a manual run; with an idempotency key, returns the earlier execution for a repeated key. */
   /** `record` is the whole row as inserted (or found), so callers need not read it again. */
   /** `samePayload`: for a repeated key, whether the earlier call sent the same payload. */
-  executionTrigger(input: { jobId: string; payload: unknown; idempotencyKey: string | null; traceparent?: string | null }): Promise<{ execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null>;
-  executionCancel(id: string): Promise<{ changed: ChangedExecution | null; status: ExecutionStatus } | null>;
+  executionTrigger(input: { jobId: string; payload: unknown; idempotencyKey: string | null; traceparent?: string | null; audit?: AuditEntry }): Promise<{ execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null>;
+  executionCancel(id: string, audit?: AuditEntry): Promise<{ changed: ChangedExecution | null; status: ExecutionStatus } | null>;
   /** Replays once (unless `force`); `replayedBy` is the replay the row already had before this call. */
-  executionReplay(id: string, options?: { force?: boolean }): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus; replayedBy: string | null } | null>;
+  executionReplay(id: string, options?: { force?: boolean; audit?: AuditEntry }): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus; replayedBy: string | null } | null>;
   /** Sets the flow key of the job's waiting attempts from its current limits; returns those that changed. */
   executionsRetag(jobId: string): Promise<QueueItem[]>;
   /** Pauses or resumes a lane (a new version of its state); idempotent. */
-  laneSetPaused(input: { lane: Lane; paused: boolean }): Promise<LaneState & { pausedAt: Date | null }>;
+  laneSetPaused(input: { lane: Lane; paused: boolean }, audit?: AuditEntry): Promise<LaneState & { pausedAt: Date | null }>;
 }
 
 export interface CommandQueue extends EditQueue {
@@ -68,6 +77,8 @@ export interface CommandDeps {
   logger: Logger;
   /** False: jobs with a command are refused (COMMAND_JOBS=off). Default true. */
   commandJobs?: boolean;
+  /** Who asks (set per request by the API and the dashboard): each change is audited under this key name. */
+  actor?: Actor;
 }
 
 /** A one-off `runAt` this far behind the clock still counts as "now" (a client's "now" arrives a little late). */
@@ -87,7 +98,10 @@ export async function createJob(
   const now = deps.clock.now();
   checkSpec(deps, spec, { now, allowPast: options.allowPast ?? false, runAtChanged: true });
   const nextRunAt = (spec.status ?? 'active') === 'active' ? firstRunAt(spec, now) : null;
-  const job = await deps.store.jobInsert({ ...spec, nextRunAt, actor: options.actor ?? 'api' });
+  const job = await deps.store.jobInsert(
+    { ...spec, nextRunAt, actor: options.actor ?? deps.actor?.keyName ?? 'api' },
+    auditEntry(deps.actor, 'job.create', 'job', fieldChanges(null, auditedSpec(spec))),
+  );
   if (isLimited(job.limits)) await syncLimits(deps, [job]);
   return job;
 }
@@ -148,13 +162,13 @@ export async function limitsChanged(deps: CommandDeps, before: Job, after: Job):
  * finish). PostgreSQL records it first; should the copy to Redis fail, the reconciler repeats it.
  */
 export async function setLanePaused(deps: CommandDeps, lane: Lane, paused: boolean): Promise<LaneState & { pausedAt: Date | null }> {
-  const state = await deps.store.laneSetPaused({ lane, paused });
+  const state = await deps.store.laneSetPaused({ lane, paused }, auditEntry(deps.actor, paused ? 'lane.pause' : 'lane.resume', `lane:${lane}`));
   try {
     await deps.queue.flowRestore({ full: false, lanes: [state], jobs: [], running: [], starts: [] });
   } catch (error) {
     deps.logger.warn({ event: 'command.lane_sync_failed', lane, err: String(error) });
   }
-  deps.logger.info({ event: paused ? 'lane.paused' : 'lane.resumed', lane });
+  deps.logger.info({ event: paused ? 'lane.paused' : 'lane.resumed', lane, ...actorFields(deps.actor) });
   return state;
 }
 
@@ -166,12 +180,13 @@ export async function triggerJob(
     jobId: input.jobId,
     payload: input.payload ?? null,
     idempotencyKey: input.idempotencyKey ?? null,
+    audit: auditEntry(deps.actor, 'job.trigger', `job:${input.jobId}`),
     traceparent: input.traceparent ?? null,
   });
   if (!result) throw new NotFoundError('job', input.jobId);
   if (!result.created && result.samePayload === false) throw new IdempotencyMismatchError(result.record.id);
   if (result.created) {
-    deps.sink.emit([createdTransition(result.execution, deps.clock.now())]);
+    deps.sink.emit([withActor(createdTransition(result.execution, deps.clock.now()), deps.actor)]);
     await pushOrLog(deps, [result.execution]);
   }
   return result;
@@ -179,7 +194,7 @@ export async function triggerJob(
 
 /** Cancels a queued, retrying or running attempt; a running command is killed by its worker. */
 export async function cancelExecution(deps: CommandDeps, id: string): Promise<{ cancelled: boolean; status: ExecutionStatus }> {
-  const result = await deps.store.executionCancel(id);
+  const result = await deps.store.executionCancel(id, auditEntry(deps.actor, 'execution.cancel', `execution:${id}`));
   if (!result) throw new NotFoundError('execution', id);
   if (result.changed) await announceCancelled(deps, [result.changed], 'cancelled by request');
   return { cancelled: result.changed !== null, status: result.status };
@@ -194,10 +209,10 @@ export async function replayExecution(
   id: string,
   options: { force?: boolean } = {},
 ): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus; replayedBy: string | null }> {
-  const result = await deps.store.executionReplay(id, options);
+  const result = await deps.store.executionReplay(id, { ...options, audit: auditEntry(deps.actor, 'execution.replay', `execution:${id}`) });
   if (!result) throw new NotFoundError('execution', id);
   if (result.execution) {
-    deps.sink.emit([createdTransition(result.execution, deps.clock.now())]);
+    deps.sink.emit([withActor(createdTransition(result.execution, deps.clock.now()), deps.actor)]);
     await pushOrLog(deps, [result.execution]);
     if (result.status === 'dead') {
       await deps.queue.forgetDead([{ id, lane: result.execution.lane }]).catch(() => undefined);
@@ -207,7 +222,7 @@ export async function replayExecution(
 }
 
 export async function pauseJob(deps: CommandDeps, id: string): Promise<Job> {
-  const result = await deps.store.jobSetStatus({ id, status: 'paused', nextRunAt: null });
+  const result = await deps.store.jobSetStatus({ id, status: 'paused', nextRunAt: null }, auditEntry(deps.actor, 'job.pause', `job:${id}`));
   if (!result) throw new NotFoundError('job', id);
   await announceCancelled(deps, result.cancelled, 'job paused');
   return result.job;
@@ -219,13 +234,13 @@ export async function resumeJob(deps: CommandDeps, id: string): Promise<Job> {
   if (!job) throw new NotFoundError('job', id);
   const now = deps.clock.now();
   const nextRunAt = job.runAt ? (job.lastRunAt ? null : job.runAt) : firstRunAt(job, now);
-  const result = await deps.store.jobSetStatus({ id, status: 'active', nextRunAt });
+  const result = await deps.store.jobSetStatus({ id, status: 'active', nextRunAt }, auditEntry(deps.actor, 'job.resume', `job:${id}`));
   if (!result) throw new NotFoundError('job', id);
   return result.job;
 }
 
 export async function deleteJob(deps: CommandDeps, id: string): Promise<void> {
-  const result = await deps.store.jobDelete(id);
+  const result = await deps.store.jobDelete(id, auditEntry(deps.actor, 'job.delete', `job:${id}`, { deleted: { old: false, new: true } }));
   if (!result) throw new NotFoundError('job', id);
   await announceCancelled(deps, result.cancelled, 'job deleted');
 }
@@ -235,7 +250,7 @@ export async function announceCancelled(deps: CommandDeps, changed: ChangedExecu
   const at = deps.clock.now();
   deps.sink.emit(
     changed.map((c) =>
-      transition({ jobId: c.jobId, executionId: c.id, attempt: c.attempt, from: c.from, to: c.to, workerId: c.workerId, at, error: reason }),
+      withActor(transition({ jobId: c.jobId, executionId: c.id, attempt: c.attempt, from: c.from, to: c.to, workerId: c.workerId, at, error: reason }), deps.actor),
     ),
   );
   try {
@@ -252,4 +267,20 @@ export async function pushOrLog(deps: CommandDeps, items: QueueItem[]): Promise<
   } catch (error) {
     deps.logger.warn({ event: 'command.push_failed', count: items.length, err: String(error) });
   }
+}
+
+/** A job's definition as the audit trail records it at create (the store masks secret-looking payload fields). */
+export function auditedSpec(spec: JobSpec): Record<string, unknown> {
+  const { name, cronExpr, timezone, runAt, command, handler, payload, status, lane, priority, maxRetries, timeoutMs, overlap, misfire } = spec;
+  return { name, cronExpr, timezone, runAt: runAt?.toISOString() ?? null, command, handler, payload, status: status ?? 'active', lane, priority, maxRetries, timeoutMs, overlap, misfire, limits: spec.limits ?? null };
+}
+
+/** Log fields naming the key behind a command. */
+function actorFields(actor: Actor | undefined): { key?: string } {
+  return actor ? { key: actor.keyName } : {};
+}
+
+/** A transition caused by a request carries the key name that asked for it (logs and bus events). */
+function withActor<T extends Transition>(t: T, actor: Actor | undefined): T {
+  return actor ? { ...t, by: actor.keyName } : t;
 }

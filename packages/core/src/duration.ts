@@ -1,4 +1,4 @@
-/** @module duration — parses human durations from configuration ("10s", "500ms", "1m", "2h", "30d"). */
+/** @module duration — parses human durations from configuration ("10s", "500ms", "1m", "2h", "365d"). */
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 

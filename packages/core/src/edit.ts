@@ -11,7 +11,8 @@
  * - A change of lane, priority, limits or payload applies to the attempts not yet started: they are moved in
  *   PostgreSQL under the same lock, and in the queue (taken out of where they wait, pushed again where they belong).
  */
-import { announceCancelled, checkSpec, pushOrLog, syncLimits, type ChangedExecution, type CommandDeps, type JobSpec } from './commands';
+import { auditEntry, fieldChanges, type AuditEntry, type FieldChanges } from './access';
+import { announceCancelled, auditedSpec, checkSpec, pushOrLog, syncLimits, type ChangedExecution, type CommandDeps, type JobSpec } from './commands';
 import { ConflictError, InvalidInputError, NotFoundError } from './errors';
 import { nextFireTime } from './cron';
 import { jobSchedule, firstRunAt } from './schedule';
@@ -45,6 +46,8 @@ export interface JobUpdate {
   schedule: { nextRunAt: Date | null; cancelFrom: Date; cancelAll: boolean } | null;
   /** Whether waiting attempts take the new lane, priority and flow key. */
   moveWaiting: boolean;
+  /** Written with the version row, in the same transaction. */
+  audit?: AuditEntry;
 }
 
 /** A waiting attempt that changed lane, priority or flow key: where the queue holds it, and where it belongs now. */
@@ -58,10 +61,10 @@ export interface EditStore {
   /** Applies an update under the job's row lock. 'stale': the job is no longer at `expectedVersion`; null: gone. */
   jobUpdate(input: JobUpdate): Promise<{ job: Job; cancelled: ChangedExecution[]; moved: MovedExecution[] } | 'stale' | null>;
   /** Inserts the job unless a live job has its name (then null). */
-  jobInsertIfAbsent(spec: JobSpec & { nextRunAt: Date | null; actor: string }): Promise<Job | null>;
+  jobInsertIfAbsent(spec: JobSpec & { nextRunAt: Date | null; actor: string }, audit?: AuditEntry): Promise<Job | null>;
   jobVersions(jobId: string): Promise<JobVersion[] | null>;
   /** Creates a backfill execution per fire time that has no execution yet, under the job's row lock. */
-  executionsBackfill(input: { jobId: string; fireTimes: Date[] }): Promise<CreatedExecution[] | null>;
+  executionsBackfill(input: { jobId: string; fireTimes: Date[]; audit?: AuditEntry }): Promise<CreatedExecution[] | null>;
 }
 
 export interface EditQueue {
@@ -117,7 +120,8 @@ export async function upsertJobByName(
       const now = deps.clock.now();
       checkSpec(deps, input.spec, { now, allowPast: input.allowPast ?? false, runAtChanged: true });
       const nextRunAt = (input.spec.status ?? 'active') === 'active' ? firstRunAt(input.spec, now) : null;
-      const job = await deps.store.jobInsertIfAbsent({ ...input.spec, nextRunAt, actor: input.actor });
+      const audit = auditEntry(deps.actor, 'job.create', 'job', fieldChanges(null, auditedSpec(input.spec)));
+      const job = await deps.store.jobInsertIfAbsent({ ...input.spec, nextRunAt, actor: input.actor }, audit);
       if (!job) continue; // another caller created it meanwhile: compare with theirs
       if (isLimited(job.limits)) await syncLimits(deps, [job]);
       return { job, created: true, changed: true };
@@ -146,6 +150,7 @@ async function applyPlan(deps: EditDeps, current: Job, actor: string, plan: Edit
     actor,
     schedule,
     moveWaiting: WAITING_FIELDS.some((f) => changed.has(f)),
+    audit: auditEntry(deps.actor, 'job.update', `job:${current.id}`, asFieldChanges(plan.changes)),
   });
   if (result === 'stale') return 'stale';
   if (!result) throw new NotFoundError('job', current.id);
@@ -202,11 +207,19 @@ export async function backfillJob(
   }
   const fireTimes = backfillTimes(job, input.from, input.to);
   if (input.dryRun || fireTimes.length === 0) return { fireTimes, created: [] };
-  const created = await deps.store.executionsBackfill({ jobId: job.id, fireTimes });
+  const audit = auditEntry(deps.actor, 'job.backfill', `job:${job.id}`, {
+    range: { old: null, new: `${input.from.toISOString()}/${input.to.toISOString()}` },
+  });
+  const created = await deps.store.executionsBackfill({ jobId: job.id, fireTimes, audit });
   if (!created) throw new NotFoundError('job', input.jobId);
   if (created.length > 0) {
-    deps.sink.emit(created.map((c) => createdTransition(c, now)));
+    deps.sink.emit(created.map((c) => (deps.actor ? { ...createdTransition(c, now), by: deps.actor.keyName } : createdTransition(c, now))));
     await pushOrLog(deps, created);
   }
   return { fireTimes, created };
+}
+
+/** A version's changes as the audit trail keeps them: field to old and new value. */
+function asFieldChanges(changes: readonly JobChange[]): FieldChanges {
+  return Object.fromEntries(changes.map((c) => [c.field, { old: c.old, new: c.new }]));
 }

@@ -18,4 +18,7 @@ export * from './retention';
 export * from './commands';
 export * from './edit';
 export * from './flow';
+export * from './access';
+export * from './targets';
+export * from './address-policy';
 export * from './trace-context';

@@ -5,6 +5,7 @@
 import type { Cancellation } from './cancellation';
 import type { CommandQueue } from './commands';
 import type { ClaimState, FlowJobState, FlowQueue, FlowStore } from './flow';
+import type { HttpTarget, LambdaTarget } from './targets';
 import type {
   Backoff,
   ExecutionStatus,
@@ -101,6 +102,8 @@ export interface StartedExecution {
   payload: unknown;
   command: string | null;
   handler: string | null;
+  http: HttpTarget | null;
+  lambda: LambdaTarget | null;
   timeoutMs: number;
   maxRetries: number;
   backoff: Backoff;
@@ -252,6 +255,10 @@ export interface RunResult {
   exitCode: number | null;
   output: string;
   error: string | null;
+  /** A failure no retry can fix (an HTTP 4xx, a refused address): the attempt is dead whatever retries are left. */
+  final?: boolean;
+  /** The target asked to be retried no sooner than this (Retry-After); the retry policy caps it at the backoff max. */
+  retryAfterMs?: number | null;
 }
 
 // ---------------------------------------------------------------- recovery

@@ -1,4 +1,5 @@
 /** @module types — the domain vocabulary shared by every package: jobs, executions, workers, transitions. */
+import type { HttpTarget, LambdaTarget } from './targets';
 
 export const EXECUTION_STATUSES = [
   'queued',
@@ -76,8 +77,11 @@ export interface Job {
   cronExpr: string | null;
   timezone: string;
   runAt: Date | null;
+  /** The target: exactly one of command, handler, http and lambda is set. */
   command: string | null;
   handler: string | null;
+  http: HttpTarget | null;
+  lambda: LambdaTarget | null;
   payload: unknown;
   status: JobStatus;
   maxRetries: number;
@@ -188,4 +192,6 @@ export interface Transition {
   error?: string | null;
   durationMs?: number | null;
   exitCode?: number | null;
+  /** The name of the API key whose request caused it (trigger, cancel, replay, pause, delete); never the key. */
+  by?: string;
 }

@@ -1,6 +1,9 @@
 /**
  * @module dashboard/gate — who may use a dashboard route, decided before its handler runs.
  *
+ * Every route also declares the least role it needs (DASHBOARD_ROUTES): a signed-in key below it gets a 403 naming
+ * the role (and, for a change, an audit row of the attempt), even if the page hid the control.
+ *
  * - `page`: needs a session; without one, a redirect to /login (or 401 for the script's fragment requests).
  * - `fragment`: needs a session; without one, 401.
  * - `action` (POST): needs a session (401 without), then a body within the size limit and the CSRF token (403).
@@ -10,17 +13,25 @@
  * site must not be able to create a job that runs a command on this machine).
  */
 import type { Context } from 'hono';
-import { ApiError, type ApiDeps } from '@jobs/api';
+import { ApiError, OPEN_PRINCIPAL, refuseBelow, type ApiDeps, type RouteAccess } from '@jobs/api';
+import type { Role } from '@jobs/core';
 import { readCookie, writeCookie } from './cookies';
 import { takeFlash } from './flash';
 import { isFragment } from './render';
-import { isFormToken, newFormToken, sessionCsrfToken, tokensEqual, verifySession, type SessionKeys } from './session';
+import { isFormToken, loadSession, newFormToken, sessionCsrfToken, tokensEqual, type Session, type SessionKeys } from './session';
 import type { View } from './view';
 
 export type Access = 'public' | 'login' | 'page' | 'fragment' | 'action';
 
+/** What a route declares: how it is reached, and the least role (`anyone`: the sign-in form and the assets). */
+export interface RouteGuard {
+  access: Access;
+  role: Role | 'anyone';
+  action?: RouteAccess['action'];
+}
+
 export type Admission =
-  | { ok: true; view: View; form: URLSearchParams }
+  | { ok: true; view: View; form: URLSearchParams; session: Session | null }
   | { ok: false; status: 401 | 403; view: View; reason: string }
   | { ok: false; status: 303; location: string };
 
@@ -46,16 +57,18 @@ async function readForm(c: Context, limit: number): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
-export async function admit(c: Context, access: Access, deps: ApiDeps, keys: SessionKeys): Promise<Admission> {
+export async function admit(c: Context, guard: RouteGuard, deps: ApiDeps, keys: SessionKeys): Promise<Admission> {
+  const { access } = guard;
   const now = deps.clock.now();
-  const open = keys.secrets.length === 0;
-  const session = open ? null : verifySession(keys, readCookie(c, 'session'), now);
+  const open = keys.keys.length === 0;
+  const session = open || access === 'public' ? null : await loadSession(deps, keys, readCookie(c, 'session'), now);
   const fragment = isFragment(c);
-  const base = { path: c.req.path, open, signedIn: session !== null, now, requestId: c.get('requestId') as string, flash: null };
+  const principal = open ? OPEN_PRINCIPAL : session ? { name: session.key.name, role: session.key.role } : null;
+  const base = { path: c.req.path, open, signedIn: session !== null, principal, now, requestId: c.get('requestId') as string, flash: null };
 
   let csrf: string;
   if (session) {
-    csrf = sessionCsrfToken(keys, session);
+    csrf = sessionCsrfToken(session);
   } else {
     const existing = readCookie(c, 'form');
     csrf = isFormToken(existing) ? existing : newFormToken();
@@ -84,6 +97,24 @@ export async function admit(c: Context, access: Access, deps: ApiDeps, keys: Ses
       };
     }
   }
+  if (principal && guard.role !== 'anyone') {
+    try {
+      await refuseBelow(c, deps, principal, { role: guard.role, action: guard.action }, targetOf(c));
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      return { ok: false, status: 403, view, reason: `This needs the ${guard.role} role; you signed in with ${principal.name}, a ${principal.role} key. Nothing was changed.` };
+    }
+  }
   if ((access === 'page' || access === 'login') && !fragment && c.req.method === 'GET') view.flash = takeFlash(c);
-  return { ok: true, view, form };
+  return { ok: true, view, form, session };
+}
+
+/** The audit target of a refused dashboard action: what its path names (`job:42`, `execution:7`, `lane:short`). */
+function targetOf(c: Context): string {
+  const id = c.req.param('id');
+  const lane = c.req.param('lane');
+  if (id && c.req.path.startsWith('/jobs/')) return `job:${id}`;
+  if (id && c.req.path.startsWith('/executions/')) return `execution:${id}`;
+  if (lane) return `lane:${lane}`;
+  return c.req.path.slice(0, 200);
 }

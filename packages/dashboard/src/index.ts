@@ -6,7 +6,7 @@
  */
 import type { CommandDeps } from '@jobs/core';
 import type { Hono } from 'hono';
-import { toApiError, type ApiDeps, type ApiEnv } from '@jobs/api';
+import { actorOf, toApiError, type ApiDeps, type ApiEnv } from '@jobs/api';
 import { admit } from './gate';
 import { renderError } from './render';
 import { DASHBOARD_ROUTES } from './routes';
@@ -38,19 +38,22 @@ export function dashboardRoutes(app: Hono<ApiEnv>, deps: ApiDeps, commands: Comm
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.header(name, value);
       let view: View | null = null;
       try {
-        const admission = await admit(c, route.access, deps, keys);
+        const admission = await admit(c, route, deps, keys);
         if (!admission.ok) {
           if (admission.status === 303) return c.redirect(admission.location, 303);
           const link = admission.status === 401 ? { href: '/login', label: 'Sign in' } : undefined;
           return renderError(c, admission.view, admission.status, admission.reason, link);
         }
         view = admission.view;
-        return await route.handler({ c, deps, commands, view, form: admission.form });
+        // Changes made from this request are audited under the signed-in key's name.
+        const actor = admission.view.principal ? actorOf(c, admission.view.principal) : undefined;
+        return await route.handler({ c, deps, commands: { ...commands, actor }, view, form: admission.form, session: admission.session, keys });
       } catch (error) {
         const fallbackView: View = view ?? {
           path: c.req.path,
           open: deps.apiKeys.length === 0,
           signedIn: false,
+          principal: null,
           csrf: '',
           flash: null,
           now: deps.clock.now(),

@@ -5,6 +5,8 @@
  */
 import { isValidTimeZone, nextFireTimes, parseCron, type JobSpec } from '@jobs/core';
 import { ApiError, JobCreate, toJobSpec, zodDetails, type ErrorDetail } from '@jobs/api';
+import type { AddressPolicy } from '@jobs/core';
+import { putTarget, TARGET_FIELDS, TARGET_FORM_DEFAULTS, TARGET_TEXTAREAS, targetFieldOf } from './target-input';
 
 /** The form's fields, as strings, exactly as typed (re-rendered as is after an error). */
 export const JOB_FIELDS = [
@@ -34,6 +36,7 @@ export const JOB_FIELDS = [
   'rate_limit_period_seconds',
   'rate_limit_per_key',
   'start_paused',
+  ...TARGET_FIELDS,
 ] as const;
 export type JobField = (typeof JOB_FIELDS)[number];
 export type JobFormValues = Record<JobField, string>;
@@ -66,10 +69,11 @@ export const JOB_FORM_DEFAULTS: JobFormValues = {
   rate_limit_period_seconds: '',
   rate_limit_per_key: '',
   start_paused: '',
+  ...TARGET_FORM_DEFAULTS,
 };
 
 /** Browsers submit textarea line breaks as CRLF; a shell command or JSON typed in one means LF. */
-const TEXTAREAS: ReadonlySet<JobField> = new Set(['command', 'payload']);
+const TEXTAREAS: ReadonlySet<JobField> = new Set(['command', 'payload', ...TARGET_TEXTAREAS]);
 
 export function jobFormValues(form: URLSearchParams): JobFormValues {
   const values = { ...JOB_FORM_DEFAULTS };
@@ -86,6 +90,8 @@ const NUMBER = /^\s*-?(\d+(\.\d*)?|\.\d+)\s*$/;
 
 /** An API detail path (`backoff.base_seconds`) as the form field that holds it. */
 function fieldOf(path: string): JobField | 'form' {
+  const target = targetFieldOf(path);
+  if (target) return target;
   const flat = path.replace(/\./g, '_');
   if ((JOB_FIELDS as readonly string[]).includes(flat)) return flat as JobField;
   if (path === 'backoff') return 'backoff_max_seconds';
@@ -105,7 +111,7 @@ function addDetails(errors: FieldErrors, details: ErrorDetail[]): void {
  * Validates the form as POST /api/v1/jobs would validate its JSON. Returns the job spec, or the problems by field.
  * @example const { spec, errors } = jobSpecFromForm(values, 600_000)
  */
-export function jobSpecFromForm(values: JobFormValues, shortLaneMaxTimeoutMs: number): { spec: JobSpec | null; errors: FieldErrors } {
+export function jobSpecFromForm(values: JobFormValues, shortLaneMaxTimeoutMs: number, targetPolicy?: AddressPolicy): { spec: JobSpec | null; errors: FieldErrors } {
   const errors: FieldErrors = {};
   const body: Record<string, unknown> = { name: values.name, timezone: values.timezone.trim() || 'UTC' };
   const text = (field: JobField, key: string = field) => {
@@ -113,8 +119,7 @@ export function jobSpecFromForm(values: JobFormValues, shortLaneMaxTimeoutMs: nu
   };
   text('cron_expr');
   text('run_at');
-  text('command');
-  text('handler');
+  putTarget(values, body, errors);
   const number = (field: JobField, set: (n: number) => void) => {
     const raw = values[field];
     if (raw.trim() === '') return;
@@ -158,7 +163,7 @@ export function jobSpecFromForm(values: JobFormValues, shortLaneMaxTimeoutMs: nu
   if (!parsed.success) addDetails(errors, zodDetails(parsed.error, 'body'));
   if (!parsed.success || Object.keys(errors).length > 0) return { spec: null, errors };
   try {
-    return { spec: toJobSpec(parsed.data, shortLaneMaxTimeoutMs), errors };
+    return { spec: toJobSpec(parsed.data, shortLaneMaxTimeoutMs, targetPolicy), errors };
   } catch (error) {
     if (error instanceof ApiError && error.details) {
       addDetails(errors, error.details);

@@ -82,6 +82,7 @@ const TITLES: Partial<Record<number, string>> = {
   404: 'Not found',
   409: 'Conflict',
   413: 'Request too large',
+  429: 'Too many attempts',
   500: 'Something went wrong',
 };
 
@@ -98,5 +99,5 @@ export async function renderError(c: Context, view: View, status: ContentfulStat
     </div>
   );
   if (isFragment(c)) return renderFragment(c, <p class="field-error">{message}</p>, status);
-  return renderPage(c, view, { title, body, status, bare: status === 401 });
+  return renderPage(c, view, { title, body, status, bare: status === 401 || status === 429 });
 }

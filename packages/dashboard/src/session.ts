@@ -1,71 +1,83 @@
 /**
- * @module dashboard/session — signed session cookies and CSRF tokens for the dashboard, with no server-side state
- * (a Lambda container may serve the next request, or none at all).
+ * @module dashboard/session — dashboard sessions, kept in PostgreSQL (dashboard_sessions), and CSRF tokens.
  *
- * A session is `v1.<id>.<expiry>.<mac>`: a random id, an expiry in Unix seconds, and an HMAC-SHA256 of both under a
- * secret derived from one API key. The raw key is never in the cookie; removing a key from API_KEYS ends the
- * sessions made with it. A request's CSRF token is an HMAC of the session id under the same secret. Without a session
- * (no API keys configured, or the login form), forms use a double-submit cookie: a random value the page repeats.
+ * The cookie holds `s2.<token>`: 32 random bytes. The table keeps only the token's SHA-256, the key's name and a
+ * fingerprint of the key (an HMAC, never the key), so signing out ends the session for every copy of the cookie,
+ * and a session whose key was removed from API_KEYS (its fingerprint no longer matches a configured key) is ended at
+ * its next use. The role comes from the current configuration, so changing a key's role applies at once.
+ * A request's CSRF token is an HMAC of the session token. Without a session (no API keys configured, or the login
+ * form), forms use a double-submit cookie: a random value the page repeats.
  */
+import { apiKeyList, keyFingerprint, type ApiKey, type ApiDeps } from '@jobs/api';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
-const VERSION = 'v1';
 const SECRET_LABEL = 'jobs-dashboard/session/v1';
-const SESSION_FORMAT = /^v1\.([A-Za-z0-9_-]{22})\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/;
+const SESSION_FORMAT = /^s2\.([A-Za-z0-9_-]{43})$/;
 const TOKEN_FORMAT = /^[A-Za-z0-9_-]{43}$/;
 
+/** A live session: its token (from the cookie) and the configured key it was made with. */
 export interface Session {
-  id: string;
-  expiresAt: Date;
-  /** Index of the API key whose secret signed it. */
-  keyIndex: number;
+  token: string;
+  tokenHash: Buffer;
+  key: ApiKey;
 }
 
-/** Secrets derived from the API keys, once per app (an HMAC with the key, so the key itself is never reused). */
+/** The configured keys, with what sessions and drafts derive from them, once per app. */
 export interface SessionKeys {
+  keys: ApiKey[];
+  /** Per key, an HMAC secret derived from it (drafts are signed with the first). */
   secrets: Buffer[];
+  /** Key fingerprint (hex) to key: a session's key must still be one of these. */
+  byFingerprint: Map<string, ApiKey>;
 }
 
-export function sessionKeys(apiKeys: readonly string[]): SessionKeys {
-  return { secrets: apiKeys.map((key) => createHmac('sha256', key).update(SECRET_LABEL).digest()) };
+export function sessionKeys(apiKeys: ApiDeps['apiKeys']): SessionKeys {
+  const keys = apiKeyList(apiKeys);
+  return {
+    keys,
+    secrets: keys.map((k) => createHmac('sha256', k.key).update(SECRET_LABEL).digest()),
+    byFingerprint: new Map(keys.map((k) => [keyFingerprint(k.key).toString('hex'), k])),
+  };
 }
 
-const mac = (secret: Buffer, text: string) => createHmac('sha256', secret).update(text).digest();
 const b64 = (bytes: Buffer) => bytes.toString('base64url');
+export const tokenHash = (token: string) => createHash('sha256').update(token, 'utf8').digest();
 
-/** A new session signed with key `keyIndex`, valid for SESSION_TTL_MS from `now`: the cookie value. */
-export function mintSession(keys: SessionKeys, keyIndex: number, now: Date): string {
-  const secret = keys.secrets[keyIndex];
-  if (!secret) throw new Error(`no API key at index ${keyIndex}`);
-  const id = b64(randomBytes(16));
-  const expiry = Math.floor((now.getTime() + SESSION_TTL_MS) / 1000);
-  return `${VERSION}.${id}.${expiry}.${b64(mac(secret, `${VERSION}.${id}.${expiry}`))}`;
+/** A new session token and the cookie value carrying it. */
+export function newSessionToken(): { token: string; cookie: string } {
+  const token = b64(randomBytes(32));
+  return { token, cookie: `s2.${token}` };
+}
+
+/** The token in a session cookie value, or null when it is not one. */
+export function sessionToken(value: string | undefined): string | null {
+  const match = value ? SESSION_FORMAT.exec(value) : null;
+  return match ? match[1]! : null;
 }
 
 /**
- * The session a cookie value carries, or null when it is malformed, expired, too far in the future, or signed by no
- * configured key. Every key's MAC is compared in constant time, with no early exit.
+ * The live session a cookie value names, or null: malformed, unknown, signed out, expired, or made with a key that is
+ * no longer configured (that session is ended, so it stays dead should the key come back).
  */
-export function verifySession(keys: SessionKeys, value: string | undefined, now: Date): Session | null {
-  const match = value ? SESSION_FORMAT.exec(value) : null;
-  if (!match) return null;
-  const [, id, expiryText, given] = match as unknown as [string, string, string, string];
-  const expiresAt = new Date(Number(expiryText) * 1000);
-  if (expiresAt <= now || expiresAt.getTime() > now.getTime() + SESSION_TTL_MS + 60_000) return null;
-  const givenMac = Buffer.from(given, 'base64url');
-  // Only the canonical encoding: the last character's 2 padding bits must not give one MAC several spellings.
-  if (givenMac.length !== 32 || b64(givenMac) !== given) return null;
-  let keyIndex = -1;
-  keys.secrets.forEach((secret, index) => {
-    if (timingSafeEqual(givenMac, mac(secret, `${VERSION}.${id}.${expiryText}`)) && keyIndex < 0) keyIndex = index;
-  });
-  return keyIndex < 0 ? null : { id, expiresAt, keyIndex };
+export async function loadSession(deps: ApiDeps, keys: SessionKeys, value: string | undefined, now: Date): Promise<Session | null> {
+  const token = sessionToken(value);
+  if (!token) return null;
+  const hash = tokenHash(token);
+  const row = await deps.store.sessionGet(hash, now);
+  if (!row) return null;
+  const key = keys.byFingerprint.get(row.keyFingerprint.toString('hex'));
+  if (!key) {
+    await deps.store.sessionEnd(hash);
+    deps.logger.info({ event: 'dashboard.session_key_removed', key: row.keyName });
+    return null;
+  }
+  return { token, tokenHash: hash, key };
 }
 
-/** The CSRF token of a session: only someone holding the key's secret can compute it for a session id. */
-export function sessionCsrfToken(keys: SessionKeys, session: Session): string {
-  return b64(mac(keys.secrets[session.keyIndex]!, `csrf.${session.id}`));
+/** The CSRF token of a session: only the holder of the session cookie can compute it. */
+export function sessionCsrfToken(session: Session): string {
+  return b64(createHmac('sha256', session.token).update('csrf').digest());
 }
 
 /** A fresh value for the double-submit cookie. */
@@ -82,18 +94,4 @@ export function tokensEqual(a: string | undefined, b: string | undefined): boole
   if (a === undefined || b === undefined || a === '' || b === '') return false;
   const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
   return timingSafeEqual(digest(a), digest(b));
-}
-
-/**
- * Index of the API key `given` matches, or -1. Compares SHA-256 digests in constant time against every key (as the
- * bearer check does), so neither the content nor the length of a key leaks.
- */
-export function matchApiKey(apiKeys: readonly string[], given: string): number {
-  const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
-  const g = digest(given);
-  let found = -1;
-  apiKeys.forEach((key, index) => {
-    if (timingSafeEqual(g, digest(key)) && found < 0) found = index;
-  });
-  return found;
 }

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { commandEnv } from './shell';
+import { describe, expect, it, vi } from 'vitest';
+import { commandEnv, runShell } from './shell';
 
 const execution = { id: '7', jobId: '3', attempt: 2, scheduledFor: new Date('2026-01-01T00:00:00Z'), payload: { a: 1 } } as Parameters<typeof commandEnv>[0];
 
@@ -10,6 +10,7 @@ describe('commandEnv', () => {
       DATABASE_URL: 'postgres://u:p@h/db',
       REDIS_URL: 'rediss://default:t@h:6379',
       API_KEYS: 'k',
+      HTTP_SIGNING_SECRET: 'whsec_1,whsec_0',
       AWS_SECRET_ACCESS_KEY: 's',
       AWS_SESSION_TOKEN: 't',
       SST_KEY: 'base64key',
@@ -19,5 +20,19 @@ describe('commandEnv', () => {
     });
     expect(Object.keys(env).sort()).toEqual(['JOB_ATTEMPT', 'JOB_EXECUTION_ID', 'JOB_ID', 'JOB_PAYLOAD', 'JOB_SCHEDULED_FOR', 'PATH']);
     expect(env.JOB_PAYLOAD).toBe('{"a":1}');
+  });
+});
+
+describe('a command job', () => {
+  it('never sees HTTP_SIGNING_SECRET (a command could otherwise forge requests receivers trust)', async () => {
+    vi.stubEnv('HTTP_SIGNING_SECRET', 'whsec_live_123');
+    try {
+      const result = await runShell('env', execution, new AbortController().signal);
+      expect(result.ok).toBe(true);
+      expect(result.output).toContain('JOB_ID=3');
+      expect(result.output).not.toContain('whsec_live_123');
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });

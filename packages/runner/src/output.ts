@@ -27,6 +27,7 @@ export class CappedOutput {
   private total = 0;
   private readonly headLimit: number;
   private readonly tailLimit: number;
+  private cutNote: string | null = null;
 
   constructor(limit: number = DEFAULT_OUTPUT_LIMIT, private readonly options: CappedOutputOptions = {}) {
     this.headLimit = Math.ceil(limit / 2);
@@ -54,7 +55,22 @@ export class CappedOutput {
   }
 
   get truncated(): boolean {
-    return this.total > this.headBytes + Math.min(this.tailBytes, this.tailLimit);
+    return this.dropped > 0 || this.cutNote !== null;
+  }
+
+  /** Bytes written but kept neither in the head nor in the tail. */
+  private get dropped(): number {
+    return this.total - this.headBytes - Math.min(this.tailBytes, this.tailLimit);
+  }
+
+  /** As much written as the limit holds: a reader that need not read to the end may stop (and say so with `markCut`). */
+  get full(): boolean {
+    return this.total >= this.headLimit + this.tailLimit;
+  }
+
+  /** Marks the text as cut by the reader (the source was not read to its end, so no byte count is known). */
+  markCut(note: string): void {
+    this.cutNote = note;
   }
 
   /**
@@ -63,7 +79,8 @@ export class CappedOutput {
    */
   toString(): string {
     const head = Buffer.concat(this.head);
-    if (!this.truncated) return Buffer.concat([head, ...this.tail]).toString('utf8');
+    const note = this.cutNote === null ? '' : `\n${this.cutNote}`;
+    if (this.dropped <= 0) return Buffer.concat([head, ...this.tail]).toString('utf8') + note;
     const joined = Buffer.concat(this.tail);
     let tail = joined.subarray(joined.length - this.tailLimit);
     const headEnd = completeUtf8End(head);
@@ -72,6 +89,6 @@ export class CappedOutput {
     while (skip < tail.length && skip < 4 && (tail[skip]! & 0xc0) === 0x80) skip++;
     tail = tail.subarray(skip);
     const dropped = this.total - headEnd - tail.length;
-    return `${head.subarray(0, headEnd).toString('utf8')}\n[… ${dropped} bytes of output dropped …]\n${tail.toString('utf8')}`;
+    return `${head.subarray(0, headEnd).toString('utf8')}\n[… ${dropped} bytes of output dropped …]\n${tail.toString('utf8')}${note}`;
   }
 }

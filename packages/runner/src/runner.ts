@@ -1,7 +1,11 @@
 /**
- * @module runner — the worker's Runner: a job runs its shell command, or a TypeScript handler registered by name.
+ * @module runner — the worker's Runner: one port, four target adapters. A job runs its shell command, a TypeScript
+ * handler registered by name, an HTTP request (http.ts) or a Lambda invocation (lambda.ts). Each adapter returns the
+ * outcome with its output and classification (final, Retry-After); the core's retry policy decides what follows.
  */
 import type { Cancellation, LiveOutputSink, Runner, RunResult, StartedExecution, Tracing } from '@jobs/core';
+import { createHttpTarget, type HttpOptions } from './http';
+import { createLambdaTarget, type LambdaOptions } from './lambda';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 import { runShell, type ShellOptions } from './shell';
 import { traceAttempts } from './traced';
@@ -27,6 +31,10 @@ export interface RunnerOptions extends ShellOptions {
   handlers?: Record<string, Handler>;
   /** False: command jobs fail without running (COMMAND_JOBS=off, a deployment that runs handlers only). */
   commands?: boolean;
+  /** HTTP targets: the address policy (default: public addresses only) and the signing secrets (default: none). */
+  http?: Partial<HttpOptions>;
+  /** Lambda targets: the endpoint or client (default: the SDK's defaults, built on first use). */
+  lambda?: LambdaOptions;
   /** A span per attempt (and its TRACEPARENT); absent: tracing off, and attempts run exactly as without it. */
   tracing?: Tracing | null;
 }
@@ -40,9 +48,13 @@ export const COMMANDS_DISABLED = 'command jobs are disabled on this worker (COMM
 export function createRunner(options: RunnerOptions = {}): Runner & { handlers: Map<string, Handler> } {
   const handlers = new Map(Object.entries(options.handlers ?? {}));
   const limit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
+  const runHttp = createHttpTarget({ outputLimit: limit, tracing: options.tracing ?? null, ...options.http });
+  const runLambda = createLambdaTarget({ outputLimit: limit, ...options.lambda });
   const runner = {
     handlers,
     async run(execution: StartedExecution, cancel: Cancellation): Promise<RunResult> {
+      if (execution.http) return runHttp(execution.http, execution, cancel);
+      if (execution.lambda) return runLambda(execution.lambda, execution, cancel.signal);
       if (execution.handler) {
         const handler = handlers.get(execution.handler);
         if (!handler) {
@@ -54,7 +66,7 @@ export function createRunner(options: RunnerOptions = {}): Runner & { handlers: 
         if (options.commands === false) return { ok: false, exitCode: null, output: '', error: COMMANDS_DISABLED };
         return runShell(execution.command, execution, cancel.signal, options);
       }
-      return { ok: false, exitCode: null, output: '', error: 'job has neither a command nor a handler' };
+      return { ok: false, exitCode: null, output: '', error: 'job has no target (command, handler, http or lambda)', final: true };
     },
   };
   return options.tracing ? { handlers, run: traceAttempts(runner, options.tracing).run } : runner;

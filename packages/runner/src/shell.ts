@@ -31,10 +31,11 @@ const PIPE_DRAIN_MS = 500;
 /**
  * Variables of the scheduler's own configuration that a job's command must never see. SST_KEY decrypts the linked
  * resources (the database and Redis passwords) that SST ships in a Lambda's bundle, SST_KEY_FILE names that file;
- * the ECS credentials URI would hand out the task role's credentials.
+ * the ECS credentials URI would hand out the task role's credentials; HTTP_SIGNING_SECRET would let a command forge
+ * requests that receivers trust as the scheduler's.
  */
 const PRIVATE_ENV =
-  /^(DATABASE_URL|REDIS_URL|API_KEYS|METRICS_TOKEN|OTEL_EXPORTER_OTLP_HEADERS|OTEL_EXPORTER_OTLP_TRACES_HEADERS|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|AWS_ACCESS_KEY_ID|AWS_CONTAINER_CREDENTIALS_.*|AWS_CONTAINER_AUTHORIZATION_TOKEN.*|SST_KEY|SST_KEY_FILE|SST_RESOURCE_.*|JOBS_SECRETS_FD)$/;
+  /^(DATABASE_URL|REDIS_URL|API_KEYS|HTTP_SIGNING_SECRET|METRICS_TOKEN|OTEL_EXPORTER_OTLP_HEADERS|OTEL_EXPORTER_OTLP_TRACES_HEADERS|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|AWS_ACCESS_KEY_ID|AWS_CONTAINER_CREDENTIALS_.*|AWS_CONTAINER_AUTHORIZATION_TOKEN.*|SST_KEY|SST_KEY_FILE|SST_RESOURCE_.*|JOBS_SECRETS_FD)$/;
 
 /** The parent's environment minus the scheduler's secrets, plus the execution's identity and payload. */
 export function commandEnv(execution: StartedExecution, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {

@@ -1,6 +1,7 @@
 /** @module execution-commands — SQL behind user commands on executions: trigger, bulk enqueue, cancel, replay. */
-import type { ChangedExecution, CreatedExecution, Execution, ExecutionStatus } from '@jobs/core';
+import type { AuditEntry, ChangedExecution, CreatedExecution, Execution, ExecutionStatus } from '@jobs/core';
 import type pg from 'pg';
+import { audited } from './audit';
 import { isId } from './jobs';
 import { countInMinutes } from './minutes';
 import { CREATED_COLUMNS, EXECUTION_COLUMNS, flowKeySql, toCancelled, toCreated, toExecution } from './rows';
@@ -11,22 +12,39 @@ import { CREATED_COLUMNS, EXECUTION_COLUMNS, flowKeySql, toCancelled, toCreated,
  */
 export async function executionTrigger(
   pool: pg.Pool,
-  input: { jobId: string; payload: unknown; idempotencyKey: string | null; traceparent?: string | null },
+  input: { jobId: string; payload: unknown; idempotencyKey: string | null; traceparent?: string | null; audit?: AuditEntry },
 ): Promise<{ execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null> {
   if (!isId(input.jobId)) return null;
   const payload = input.payload === null || input.payload === undefined ? null : JSON.stringify(input.payload);
+  const a = input.audit;
+  // The audit row is written by the same statement, only for a row actually inserted (a repeated key inserts none).
   const { rows } = await pool.query({
     name: 'execution_trigger',
-    text: `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key, flow_key, traceparent)
-     SELECT id, 'manual', 'queued', lane, priority, now(), $2::jsonb, $3, ${flowKeySql('jobs', 'coalesce($2::jsonb, jobs.payload)')}, $4
-     FROM jobs WHERE id = $1 AND deleted_at IS NULL
-     ON CONFLICT (job_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-     RETURNING ${EXECUTION_COLUMNS}`,
-    values: [input.jobId, payload, input.idempotencyKey, input.traceparent ?? null],
+    text: `WITH inserted AS (
+       INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, payload, idempotency_key, flow_key, traceparent)
+       SELECT id, 'manual', 'queued', lane, priority, now(), $2::jsonb, $3, ${flowKeySql('jobs', 'coalesce($2::jsonb, jobs.payload)')}, $7
+       FROM jobs WHERE id = $1 AND deleted_at IS NULL
+       ON CONFLICT (job_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       RETURNING ${EXECUTION_COLUMNS}
+     ), audited AS (
+       ${TRIGGER_AUDIT_SQL.replaceAll('$ENTRY', '(SELECT $4::text AS key_name, $5::text AS request_id, $6::text AS source) i')}
+       WHERE $4::text IS NOT NULL
+     )
+     SELECT * FROM inserted`,
+    values: [input.jobId, payload, input.idempotencyKey, a?.keyName ?? null, a?.requestId ?? null, a?.source ?? null, input.traceparent ?? null],
   });
   if (rows[0]) return { execution: toCreated(rows[0]), record: toExecution(rows[0]), created: true };
   return input.idempotencyKey === null ? null : executionByIdempotencyKey(pool, { ...input, idempotencyKey: input.idempotencyKey });
 }
+
+/**
+ * The audit rows of inserted triggers: `$ENTRY` is replaced by a relation `i` with key_name, request_id and source,
+ * joined to `inserted` (a batch joins it by position).
+ */
+export const TRIGGER_AUDIT_SQL = `INSERT INTO audit_log (key_name, action, target, outcome, request_id, source, changes)
+       SELECT i.key_name, 'job.trigger', 'job:' || ins.job_id, 'ok', i.request_id, i.source,
+              jsonb_build_object('execution', jsonb_build_object('old', null, 'new', ins.id::text))
+       FROM inserted ins, $ENTRY`;
 
 /**
  * The execution an earlier trigger with this idempotency key created (null: none), and whether it was given the same
@@ -67,9 +85,13 @@ export async function executionsEnqueueMany(
 export async function executionCancel(
   pool: pg.Pool,
   id: string,
+  audit?: AuditEntry,
 ): Promise<{ changed: ChangedExecution | null; status: ExecutionStatus } | null> {
   if (!isId(id)) return null;
-  const { rows } = await pool.query(
+  const changedOnly = (result: Awaited<ReturnType<typeof cancel>>, entry: AuditEntry) =>
+    result?.changed ? { ...entry, changes: { status: { old: result.changed.from, new: 'cancelled' } } } : null;
+  const cancel = async (db: Pick<pg.Pool, 'query'>) => {
+  const { rows } = await db.query(
     `WITH target AS (SELECT id, status FROM executions WHERE id = $1 FOR UPDATE),
      changed AS (
        UPDATE executions e SET status = 'cancelled', finished_at = now(), error = 'cancelled by request', lease_expires_at = NULL
@@ -82,8 +104,10 @@ export async function executionCancel(
   );
   const r = rows[0];
   if (!r) return null;
-  if (!r.id) return { changed: null, status: r.status };
-  return { status: 'cancelled', changed: toCancelled(r) };
+  if (!r.id) return { changed: null, status: r.status as ExecutionStatus };
+  return { status: 'cancelled' as const, changed: toCancelled(r) };
+  };
+  return audited(pool, audit, cancel, changedOnly);
 }
 
 /**
@@ -95,10 +119,16 @@ export async function executionCancel(
 export async function executionReplay(
   pool: pg.Pool,
   id: string,
-  options: { force?: boolean } = {},
+  options: { force?: boolean; audit?: AuditEntry } = {},
 ): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus; replayedBy: string | null } | null> {
   if (!isId(id)) return null;
-  const { rows } = await pool.query(
+  return audited(pool, options.audit, (db) => replay(db, id, options.force === true), (result, entry) =>
+    result?.execution ? { ...entry, changes: { replayed_by: { old: result.replayedBy, new: result.execution.id } } } : null,
+  );
+}
+
+async function replay(db: Pick<pg.Pool, 'query'>, id: string, force: boolean) {
+  const { rows } = await db.query(
     `WITH source AS (
        SELECT e.id, e.job_id, e.status, e.lane, e.priority, e.payload, e.replayed_by,
               ${flowKeySql('j', 'coalesce(e.payload, j.payload)')} AS flow_key
@@ -113,9 +143,9 @@ export async function executionReplay(
      ),
      marked AS (UPDATE executions e SET replayed_by = c.id FROM created c WHERE e.id = $1 RETURNING e.id)
      SELECT s.status AS source_status, s.replayed_by AS source_replayed_by, c.* FROM source s LEFT JOIN created c ON true`,
-    [id, options.force === true],
+    [id, force],
   );
   const r = rows[0];
   if (!r) return null;
-  return { status: r.source_status, replayedBy: r.source_replayed_by ?? null, execution: r.id ? toCreated(r) : null };
+  return { status: r.source_status as ExecutionStatus, replayedBy: (r.source_replayed_by ?? null) as string | null, execution: r.id ? toCreated(r) : null };
 }

@@ -25,7 +25,7 @@ import { startWithOverlap } from './overlap';
 import { idempotent } from './pool';
 
 const STARTED_COLUMNS = `e.id, e.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
-  e.priority, e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.timeout_ms,
+  e.priority, e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.http, j.lambda, j.timeout_ms,
   j.max_retries, j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap, e.flow_key,
   j.version AS job_version, e.traceparent`;
 
@@ -43,6 +43,8 @@ export function toStarted(r: any): StartedExecution {
     payload: r.payload,
     command: r.command,
     handler: r.handler,
+    http: r.http ?? null,
+    lambda: r.lambda ?? null,
     timeoutMs: r.timeout_ms,
     maxRetries: r.max_retries,
     backoff: toBackoff(r),
@@ -111,6 +113,8 @@ export async function executionsLoad(
       payload: r.payload ?? job.payload,
       command: job.command,
       handler: job.handler,
+      http: job.http,
+      lambda: job.lambda,
       timeoutMs: job.timeoutMs,
       maxRetries: job.maxRetries,
       backoff: job.backoff,

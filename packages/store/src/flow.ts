@@ -2,12 +2,13 @@
  * @module flow — SQL behind flow control: the lanes table (paused or not) and the snapshot from which the queue
  * rebuilds its limits, slots and rate windows after losing them.
  */
-import type { FlowJob, FlowSnapshot, Lane, LaneState } from '@jobs/core';
+import type { AuditEntry, FlowJob, FlowSnapshot, Lane, LaneState } from '@jobs/core';
 import type pg from 'pg';
 import type { QueueItem } from '@jobs/core';
 import { flowKeySql, toLimits, toQueueItem } from './rows';
 import { isId } from './jobs';
 import { idempotent } from './pool';
+import { audited, type Queryable } from './audit';
 
 /** Recent starts looked at per rate-limited job when rate windows are rebuilt (its latest executions by id). */
 const RATE_SCAN_ROWS = 100_000;
@@ -24,18 +25,23 @@ export async function laneList(pool: pg.Pool): Promise<LaneRow[]> {
 }
 
 /** Pauses or resumes a lane; every call is a new version (so the latest write to Redis wins). */
-export async function laneSetPaused(pool: pg.Pool, input: { lane: Lane; paused: boolean }): Promise<LaneRow> {
-  // Safe to send twice on a new connection: a second run sets the same state under a newer version.
-  const { rows } = await pool.query(
-    idempotent({
-      text: `INSERT INTO lanes (lane, paused, version, paused_at) VALUES ($1, $2, 1, CASE WHEN $2 THEN now() END)
-       ON CONFLICT (lane) DO UPDATE SET paused = $2, version = lanes.version + 1, updated_at = now(),
-         paused_at = CASE WHEN NOT $2 THEN NULL WHEN lanes.paused THEN lanes.paused_at ELSE now() END
-       RETURNING lane, paused, version::text AS version, paused_at`,
-      values: [input.lane, input.paused],
-    }),
-  );
-  return toLane(rows[0]);
+export async function laneSetPaused(pool: pg.Pool, input: { lane: Lane; paused: boolean }, audit?: AuditEntry): Promise<LaneRow> {
+  const set = async (db: Queryable) => {
+    // Safe to send twice on a new connection (without an audit row): a second run sets the same state under a newer version.
+    const { rows } = await db.query(
+      idempotent({
+        text: `WITH old AS (SELECT paused AS was_paused FROM lanes WHERE lane = $1)
+         INSERT INTO lanes (lane, paused, version, paused_at) VALUES ($1, $2, 1, CASE WHEN $2 THEN now() END)
+         ON CONFLICT (lane) DO UPDATE SET paused = $2, version = lanes.version + 1, updated_at = now(),
+           paused_at = CASE WHEN NOT $2 THEN NULL WHEN lanes.paused THEN lanes.paused_at ELSE now() END
+         RETURNING lane, paused, version::text AS version, paused_at, coalesce((SELECT was_paused FROM old), false) AS was_paused`,
+        values: [input.lane, input.paused],
+      }),
+    );
+    return { lane: toLane(rows[0]), wasPaused: rows[0].was_paused as boolean };
+  };
+  const result = await audited(pool, audit, set, (r, entry) => ({ ...entry, changes: { paused: { old: r.wasPaused, new: input.paused } } }));
+  return result.lane;
 }
 
 export async function flowSnapshot(

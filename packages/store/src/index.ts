@@ -4,14 +4,16 @@
  *   const store = createStore(new pg.Pool({ connectionString }));
  *   await migrate(store.pool);
  */
-import type { CommandStore, RecoveryStore, RetentionStore, TickStore, WorkerStore } from '@jobs/core';
+import type { AuditEntry, CommandStore, RecoveryStore, RetentionStore, TickStore, WorkerStore } from '@jobs/core';
 import type pg from 'pg';
+import * as audit from './audit';
 import * as commands from './execution-commands';
 import * as executions from './executions';
 import * as flow from './flow';
 import * as reads from './executions-read';
 import * as minutes from './minutes';
 import * as retention from './retention';
+import * as sessions from './sessions';
 import * as jobs from './jobs';
 import * as edits from './job-edits';
 import * as metrics from './metrics';
@@ -26,6 +28,8 @@ export { ORDERED_PLANS_SQL, executionListQuery } from './executions-read';
 export type { JobListFilter } from './jobs';
 export type { ExecutionListFilter, ExecutionStats, LaneLoad, MinuteOutcomes } from './executions-read';
 export type { LaneRow } from './flow';
+export type { AuditListFilter, AuditRow } from './audit';
+export type { SessionRow } from './sessions';
 export type { FinishedTotals, FoldResult, LiveCounts, MetricsSnapshot } from './metrics';
 export { DURATION_BOUNDS_MS, LATENESS_BOUNDS_MS } from './minutes';
 
@@ -39,17 +43,17 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
   const store = {
     pool,
     // jobs
-    jobInsert: (spec: Parameters<typeof jobs.jobInsert>[1]) => jobs.jobInsert(pool, spec),
+    jobInsert: (spec: Parameters<typeof jobs.jobInsert>[1], audit?: AuditEntry) => jobs.jobInsert(pool, spec, audit),
     jobGet: (id: string) => jobs.jobGet(pool, id),
     jobNames: (ids: readonly string[], options?: { live?: boolean }) => jobs.jobNames(pool, ids, options),
     jobList: (filter: jobs.JobListFilter) => jobs.jobList(pool, filter),
     jobChoices: (limit: number) => jobs.jobChoices(pool, limit),
-    jobSetStatus: (input: Parameters<typeof jobs.jobSetStatus>[1]) => jobs.jobSetStatus(pool, input),
-    jobDelete: (id: string) => jobs.jobDelete(pool, id),
+    jobSetStatus: (input: Parameters<typeof jobs.jobSetStatus>[1], audit?: AuditEntry) => jobs.jobSetStatus(pool, input, audit),
+    jobDelete: (id: string, audit?: AuditEntry) => jobs.jobDelete(pool, id, audit),
     jobsMaterialiseDue: (input: Parameters<typeof jobs.jobsMaterialiseDue>[1]) => jobs.jobsMaterialiseDue(pool, input),
     // jobs that change
     jobGetByName: (name: string) => jobs.jobGetByName(pool, name),
-    jobInsertIfAbsent: (spec: Parameters<typeof jobs.jobInsertIfAbsent>[1]) => jobs.jobInsertIfAbsent(pool, spec),
+    jobInsertIfAbsent: (spec: Parameters<typeof jobs.jobInsertIfAbsent>[1], audit?: AuditEntry) => jobs.jobInsertIfAbsent(pool, spec, audit),
     jobUpdate: (input: Parameters<typeof edits.jobUpdate>[1]) => edits.jobUpdate(pool, input),
     jobVersions: (jobId: string) => edits.jobVersions(pool, jobId),
     executionsBackfill: (input: Parameters<typeof edits.executionsBackfill>[1]) => edits.executionsBackfill(pool, input),
@@ -67,8 +71,8 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     // executions: commands and reads
     executionTrigger: (input: Parameters<typeof commands.executionTrigger>[1]) => triggers.trigger(input),
     executionsEnqueueMany: (input: Parameters<typeof commands.executionsEnqueueMany>[1]) => commands.executionsEnqueueMany(pool, input),
-    executionCancel: (id: string) => commands.executionCancel(pool, id),
-    executionReplay: (id: string, options?: { force?: boolean }) => commands.executionReplay(pool, id, options),
+    executionCancel: (id: string, audit?: AuditEntry) => commands.executionCancel(pool, id, audit),
+    executionReplay: (id: string, options?: { force?: boolean; audit?: AuditEntry }) => commands.executionReplay(pool, id, options),
     executionGet: (id: string) => reads.executionGet(pool, id),
     executionList: (filter: reads.ExecutionListFilter) => reads.executionList(pool, filter),
     executionStats: () => reads.executionStats(pool),
@@ -84,8 +88,19 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     flowSnapshot: (input: Parameters<typeof flow.flowSnapshot>[1]) => flow.flowSnapshot(pool, input),
     executionsFinal: (ids: readonly string[]) => flow.executionsFinal(pool, ids),
     laneList: () => flow.laneList(pool),
-    laneSetPaused: (input: Parameters<typeof flow.laneSetPaused>[1]) => flow.laneSetPaused(pool, input),
+    laneSetPaused: (input: Parameters<typeof flow.laneSetPaused>[1], audit?: AuditEntry) => flow.laneSetPaused(pool, input, audit),
     executionsRetag: (jobId: string) => flow.executionsRetag(pool, jobId),
+    // access: audit trail, dashboard sessions, sign-in failures
+    auditInsert: (entry: AuditEntry) => audit.auditInsert(pool, entry),
+    auditList: (filter: audit.AuditListFilter) => audit.auditList(pool, filter),
+    auditPrune: (input: Parameters<typeof audit.auditPrune>[1]) => audit.auditPrune(pool, input),
+    sessionInsert: (input: Parameters<typeof sessions.sessionInsert>[1], entry: AuditEntry) => sessions.sessionInsert(pool, input, entry),
+    sessionGet: (tokenHash: Buffer, now: Date) => sessions.sessionGet(pool, tokenHash, now),
+    sessionEnd: (tokenHash: Buffer, entry?: AuditEntry) => sessions.sessionEnd(pool, tokenHash, entry),
+    sessionListLive: (input: Parameters<typeof sessions.sessionListLive>[1]) => sessions.sessionListLive(pool, input),
+    sessionsPrune: (input: Parameters<typeof sessions.sessionsPrune>[1]) => sessions.sessionsPrune(pool, input),
+    signInFailures: (input: Parameters<typeof sessions.signInFailures>[1]) => sessions.signInFailures(pool, input),
+    signInFailed: (input: Parameters<typeof sessions.signInFailed>[1], entry: AuditEntry) => sessions.signInFailed(pool, input, entry),
     // metrics (the Prometheus scrape) and the fold that keeps its counters monotonic
     metricsSnapshot: () => metrics.metricsSnapshot(pool),
     totalsFold: () => metrics.totalsFold(pool),

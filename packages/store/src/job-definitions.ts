@@ -5,7 +5,7 @@
  * are read with their job's current version, so an edited definition is a cache miss at once, on every worker: no
  * attempt that starts after an edit commits runs the old definition. The TTL only bounds the memory of old entries.
  */
-import type { Backoff, OverlapPolicy } from '@jobs/core';
+import type { Backoff, HttpTarget, LambdaTarget, OverlapPolicy } from '@jobs/core';
 import type pg from 'pg';
 import { toBackoff } from './rows';
 
@@ -13,6 +13,8 @@ export interface JobDefinition {
   payload: unknown;
   command: string | null;
   handler: string | null;
+  http: HttpTarget | null;
+  lambda: LambdaTarget | null;
   timeoutMs: number;
   maxRetries: number;
   backoff: Backoff;
@@ -42,7 +44,7 @@ export function jobDefinitions(options: { ttlMs: number; max?: number }): JobDef
       if (missing.size === 0) return found;
       // The row may be newer than the version asked for (edited since): its own version is what the attempt records.
       const { rows } = await pool.query(
-        `SELECT id, payload, command, handler, timeout_ms, max_retries, backoff_base_ms, backoff_factor, backoff_max_ms,
+        `SELECT id, payload, command, handler, http, lambda, timeout_ms, max_retries, backoff_base_ms, backoff_factor, backoff_max_ms,
                 backoff_jitter, overlap, version
          FROM jobs WHERE id = ANY($1::bigint[])`,
         [[...missing]],
@@ -53,6 +55,8 @@ export function jobDefinitions(options: { ttlMs: number; max?: number }): JobDef
           payload: r.payload,
           command: r.command,
           handler: r.handler,
+          http: r.http ?? null,
+          lambda: r.lambda ?? null,
           timeoutMs: r.timeout_ms,
           maxRetries: r.max_retries,
           backoff: toBackoff(r),

@@ -3,8 +3,9 @@
  * executions, the version history, and backfilled fire times. Each write holds the job's row lock (FOR UPDATE, the
  * lock the tick takes with SKIP LOCKED), so a tick never plans from a schedule an edit is replacing.
  */
-import { ConflictError, type ChangedExecution, type CreatedExecution, type Job, type JobChange, type JobUpdate, type JobVersion, type MovedExecution } from '@jobs/core';
+import { ConflictError, type AuditEntry, type ChangedExecution, type CreatedExecution, type Job, type JobChange, type JobUpdate, type JobVersion, type MovedExecution } from '@jobs/core';
 import type pg from 'pg';
+import { auditInsert } from './audit';
 import { cancelLive, isId, specColumns } from './jobs';
 import { CREATED_COLUMNS, JOB_COLUMNS, flowKeySql, toCreated, toJob, toQueueItem } from './rows';
 import { transaction } from './transaction';
@@ -47,6 +48,7 @@ export async function jobUpdate(
             ]);
       }
       const moved = input.moveWaiting ? await moveWaiting(client, input.id) : [];
+      if (input.audit) await auditInsert(client, input.audit);
       return { job, cancelled, moved };
     });
   } catch (error) {
@@ -101,7 +103,7 @@ export async function jobVersions(pool: pg.Pool, jobId: string): Promise<JobVers
  * Creates a queued execution (trigger "backfill") for each fire time that has none yet: no cron, one-off or earlier
  * backfill execution that was not cancelled. Null if the job does not exist (or was deleted).
  */
-export async function executionsBackfill(pool: pg.Pool, input: { jobId: string; fireTimes: Date[] }): Promise<CreatedExecution[] | null> {
+export async function executionsBackfill(pool: pg.Pool, input: { jobId: string; fireTimes: Date[]; audit?: AuditEntry }): Promise<CreatedExecution[] | null> {
   if (!isId(input.jobId)) return null;
   return transaction(pool, async (client) => {
     const locked = await client.query(`SELECT id FROM jobs WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`, [input.jobId]);
@@ -120,6 +122,9 @@ export async function executionsBackfill(pool: pg.Pool, input: { jobId: string; 
        RETURNING ${CREATED_COLUMNS}`,
       [input.jobId, input.fireTimes],
     );
+    if (input.audit && rows.length > 0) {
+      await auditInsert(client, { ...input.audit, changes: { ...input.audit.changes, created: { old: 0, new: rows.length } } });
+    }
     return rows.map(toCreated);
   });
 }

@@ -1,6 +1,7 @@
 /** @module jobs — all SQL on the jobs table: insert, read, list, status changes, delete, and the tick's claim. */
-import { ConflictError, InvalidInputError, NO_LIMITS, parseJsonPointer, type ChangedExecution, type FirePlan, type FlowLimits, type Job, type JobSpec, type MaterialiseResult } from '@jobs/core';
+import { ConflictError, InvalidInputError, NO_LIMITS, parseJsonPointer, type AuditEntry, type ChangedExecution, type FirePlan, type FlowLimits, type Job, type JobSpec, type MaterialiseResult } from '@jobs/core';
 import type pg from 'pg';
+import { audited, auditInsert, type Queryable } from './audit';
 import { countInMinutes } from './minutes';
 import { transaction } from './transaction';
 import { CREATED_COLUMNS, JOB_COLUMNS, flowKeySql, toCancelled, toCreated, toJob } from './rows';
@@ -38,6 +39,8 @@ export function specColumns(spec: JobSpec): { names: string[]; values: unknown[]
     ['run_at', spec.runAt],
     ['command', spec.command],
     ['handler', spec.handler],
+    ['http', spec.http ? JSON.stringify(spec.http) : null],
+    ['lambda', spec.lambda ? JSON.stringify(spec.lambda) : null],
     ['payload', JSON.stringify(spec.payload ?? null)],
     ['status', spec.status ?? 'active'],
     ['max_retries', spec.maxRetries],
@@ -65,15 +68,20 @@ export function specColumns(spec: JobSpec): { names: string[]; values: unknown[]
  * Inserts a job and its version 1 (by `actor`) in one statement. `ifAbsent`: a live job with the name already
  * there gives null instead of a ConflictError (a concurrent insert of the name waits for the other, then yields).
  */
-export async function jobInsert(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null; actor?: string }): Promise<Job> {
-  return (await insertJob(pool, spec, false))!;
+export async function jobInsert(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null; actor?: string }, audit?: AuditEntry): Promise<Job> {
+  return (await jobInsertIfAbsentOr(pool, spec, false, audit))!;
 }
 
-export async function jobInsertIfAbsent(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null; actor: string }): Promise<Job | null> {
-  return insertJob(pool, spec, true);
+export function jobInsertIfAbsent(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null; actor: string }, audit?: AuditEntry): Promise<Job | null> {
+  return jobInsertIfAbsentOr(pool, spec, true, audit);
 }
 
-async function insertJob(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null; actor?: string }, ifAbsent: boolean): Promise<Job | null> {
+/** The insert, with its audit row (naming the new id) in the same transaction; none when nothing was inserted. */
+function jobInsertIfAbsentOr(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null; actor?: string }, ifAbsent: boolean, audit?: AuditEntry) {
+  return audited(pool, audit, (db) => insertJob(db, spec, ifAbsent), (job, entry) => (job ? { ...entry, target: `job:${job.id}` } : null));
+}
+
+async function insertJob(pool: Queryable, spec: JobSpec & { nextRunAt: Date | null; actor?: string }, ifAbsent: boolean): Promise<Job | null> {
   const { names, values } = specColumns(spec);
   const params = values.map((_, i) => `$${i + 3}`).join(', ');
   const conflict = ifAbsent ? 'ON CONFLICT (name) WHERE deleted_at IS NULL DO NOTHING' : '';
@@ -147,12 +155,14 @@ export async function jobList(pool: pg.Pool, filter: JobListFilter): Promise<Job
 export async function jobSetStatus(
   pool: pg.Pool,
   input: { id: string; status: Job['status']; nextRunAt: Date | null },
+  audit?: AuditEntry,
 ): Promise<{ job: Job; cancelled: ChangedExecution[] } | null> {
   if (!isId(input.id)) return null;
   return transaction(pool, async (client) => {
     const updated = await client.query(
-      `UPDATE jobs SET status = $2, next_run_at = $3, updated_at = now()
-       WHERE id = $1 AND deleted_at IS NULL RETURNING ${JOB_COLUMNS}`,
+      `WITH old AS (SELECT id AS old_id, status AS old_status FROM jobs WHERE id = $1 AND deleted_at IS NULL FOR UPDATE)
+       UPDATE jobs SET status = $2, next_run_at = $3, updated_at = now()
+       FROM old WHERE jobs.id = old.old_id RETURNING ${JOB_COLUMNS}, old.old_status`,
       [input.id, input.status, input.nextRunAt],
     );
     if (updated.rowCount === 0) return null;
@@ -160,12 +170,13 @@ export async function jobSetStatus(
     if (input.status === 'paused') {
       cancelled = await cancelLive(client, input.id, `trigger IN ('cron', 'once') AND status = 'queued'`, 'job paused');
     }
+    if (audit) await auditInsert(client, { ...audit, changes: { status: { old: updated.rows[0].old_status, new: input.status } } });
     return { job: toJob(updated.rows[0]), cancelled };
   });
 }
 
 /** Soft delete: no further runs, live executions cancelled (running ones are killed by their worker), history kept. */
-export async function jobDelete(pool: pg.Pool, id: string): Promise<{ cancelled: ChangedExecution[] } | null> {
+export async function jobDelete(pool: pg.Pool, id: string, audit?: AuditEntry): Promise<{ cancelled: ChangedExecution[] } | null> {
   if (!isId(id)) return null;
   return transaction(pool, async (client) => {
     const deleted = await client.query(
@@ -175,6 +186,7 @@ export async function jobDelete(pool: pg.Pool, id: string): Promise<{ cancelled:
     );
     if (deleted.rowCount === 0) return null;
     const cancelled = await cancelLive(client, id, `status IN ('queued', 'retrying', 'running')`, 'job deleted');
+    if (audit) await auditInsert(client, audit);
     return { cancelled };
   });
 }

@@ -3,11 +3,12 @@
  * finished-attempt counters monotonic.
  *
  * Counters and histograms are `execution_totals` (minutes up to a watermark, folded in by totalsFold) plus the
- * `execution_minutes` rows after the watermark, read in one statement so a concurrent fold is seen entirely or
+ * `execution_minutes` rows after the watermark, read in one snapshot so a concurrent fold is seen entirely or
  * not at all. Retention may delete old minutes (and executions) freely as long as they are at or before the
  * watermark, which trails the clock by FOLD_LAG: the counters never see those rows again and never drop.
  */
 import type pg from 'pg';
+import { withClient } from './transaction';
 
 /**
  * A minute is folded only once it is this old: a statement that began in it may still be adding to it. Longer than
@@ -45,20 +46,45 @@ export interface MetricsSnapshot {
 
 const nums = (a: unknown): number[] | null => (Array.isArray(a) ? a.map(Number) : null);
 
-/** Everything the /metrics scrape reads from PostgreSQL: two statements, neither of which scans the history. */
+/**
+ * Totals plus the minutes after the watermark, as of one snapshot (a REPEATABLE READ transaction): a fold that
+ * commits between reading the watermark and reading the rows is then invisible to both, never counted twice. The
+ * watermark goes to the second statement as a value, so its plan is a range probe of the roll-up's primary key
+ * (compared with a subquery, the planner assumes a third of the table and scans it all).
+ */
+async function finishedTotals(pool: pg.Pool): Promise<pg.QueryResult> {
+  return withClient(pool, async (client) => {
+    try {
+      // One round trip for both (the simple protocol runs them in order and answers each).
+      const begun = (await client.query(
+        'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT folded_through FROM execution_totals_mark',
+      )) as unknown as pg.QueryResult[];
+      const mark = begun[1]!;
+      const rows = await client.query(
+        `WITH rows AS (
+           SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_totals
+           UNION ALL
+           SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_minutes
+           WHERE minute > $1 AND lane <> ''
+         )
+         SELECT status, lane, sum(count)::bigint AS count, sum(duration_ms)::bigint AS duration_ms, buckets_sum(duration_le) AS duration_le,
+                sum(lateness_ms)::bigint AS lateness_ms, buckets_sum(lateness_le) AS lateness_le
+         FROM rows GROUP BY status, lane ORDER BY status, lane`,
+        [mark.rows[0].folded_through],
+      );
+      await client.query('COMMIT');
+      return rows;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  });
+}
+
+/** Everything the /metrics scrape reads from PostgreSQL: a few small statements, none of which scans the history. */
 export async function metricsSnapshot(pool: pg.Pool): Promise<MetricsSnapshot> {
   const [finished, live] = await Promise.all([
-    pool.query(
-      `WITH rows AS (
-         SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_totals
-         UNION ALL
-         SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_minutes
-         WHERE minute > (SELECT folded_through FROM execution_totals_mark) AND lane <> ''
-       )
-       SELECT status, lane, sum(count)::bigint AS count, sum(duration_ms)::bigint AS duration_ms, buckets_sum(duration_le) AS duration_le,
-              sum(lateness_ms)::bigint AS lateness_ms, buckets_sum(lateness_le) AS lateness_le
-       FROM rows GROUP BY status, lane ORDER BY status, lane`,
-    ),
+    finishedTotals(pool),
     // Live rows only, through the executions_live partial index.
     pool.query(
       `SELECT status, lane, count(*)::int AS n,

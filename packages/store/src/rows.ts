@@ -2,7 +2,7 @@
 import { LIST_ERROR_CHARS, LIST_OUTPUT_TAIL_CHARS, flowTag } from '@jobs/core';
 import type { Backoff, ChangedExecution, CreatedExecution, Execution, ExecutionSummary, FlowLimits, Job, Lane, QueueItem, WorkerInfo } from '@jobs/core';
 
-export const JOB_COLUMNS = `id, name, cron_expr, timezone, run_at, command, handler, payload, status, max_retries,
+export const JOB_COLUMNS = `id, name, cron_expr, timezone, run_at, command, handler, http, lambda, payload, status, max_retries,
   backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
   misfire_deadline_ms, lane, priority, max_concurrency, concurrency_key, max_concurrency_per_key, rate_limit,
   rate_period_ms, rate_per_key, retention_days, managed_by, version, next_run_at, created_at, updated_at,
@@ -18,6 +18,8 @@ export function toJob(r: any): Job {
     runAt: r.run_at,
     command: r.command,
     handler: r.handler,
+    http: r.http ?? null,
+    lambda: r.lambda ?? null,
     payload: r.payload,
     status: r.status,
     maxRetries: r.max_retries,

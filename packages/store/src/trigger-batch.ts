@@ -10,9 +10,9 @@
  * A statement that fails (say, one payload PostgreSQL refuses) is retried one trigger at a time, so one bad input
  * fails only its own caller.
  */
-import type { CreatedExecution, Execution } from '@jobs/core';
+import type { AuditEntry, CreatedExecution, Execution } from '@jobs/core';
 import type pg from 'pg';
-import { executionByIdempotencyKey, executionTrigger } from './execution-commands';
+import { executionByIdempotencyKey, executionTrigger, TRIGGER_AUDIT_SQL } from './execution-commands';
 import { isId } from './jobs';
 import { EXECUTION_COLUMNS, flowKeySql, toCreated, toExecution } from './rows';
 
@@ -20,6 +20,7 @@ export interface TriggerInput {
   jobId: string;
   payload: unknown;
   idempotencyKey: string | null;
+  audit?: AuditEntry;
   traceparent?: string | null;
 }
 export type TriggerResult = { execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null;
@@ -36,8 +37,8 @@ interface Waiting {
  * (ON CONFLICT DO NOTHING, also between two triggers of one batch) and is answered with the existing execution.
  */
 const BATCH_SQL = `WITH input AS (
-  SELECT x.ord, x.job_id, x.payload, x.idempotency_key, x.traceparent
-  FROM json_to_recordset($1::json) AS x(ord int, job_id bigint, payload jsonb, idempotency_key text, traceparent text)
+  SELECT x.ord, x.job_id, x.payload, x.idempotency_key, x.traceparent, x.key_name, x.request_id, x.source
+  FROM json_to_recordset($1::json) AS x(ord int, job_id bigint, payload jsonb, idempotency_key text, traceparent text, key_name text, request_id text, source text)
 ), numbered AS (
   SELECT i.ord, nextval(pg_get_serial_sequence('executions', 'id')) AS id, j.id AS job_id, j.lane, j.priority,
          i.payload, i.idempotency_key, ${flowKeySql('j', 'coalesce(i.payload, j.payload)')} AS flow_key, i.traceparent
@@ -48,6 +49,9 @@ const BATCH_SQL = `WITH input AS (
   SELECT id, job_id, 'manual', 'queued', lane, priority, now(), payload, idempotency_key, flow_key, traceparent FROM numbered ORDER BY ord
   ON CONFLICT (job_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING ${EXECUTION_COLUMNS}
+), audited AS (
+  ${TRIGGER_AUDIT_SQL.replaceAll('$ENTRY', 'numbered n JOIN input i ON i.ord = n.ord')}
+  WHERE n.id = ins.id AND i.key_name IS NOT NULL
 )
 SELECT n.ord, ins.* FROM numbered n JOIN inserted ins ON ins.id = n.id`;
 
@@ -90,6 +94,9 @@ export function createTriggerBatcher(pool: pg.Pool, options: { maxInFlight?: num
         job_id: w.input.jobId,
         payload: w.input.payload ?? null,
         idempotency_key: w.input.idempotencyKey,
+        key_name: w.input.audit?.keyName ?? null,
+        request_id: w.input.audit?.requestId ?? null,
+        source: w.input.audit?.source ?? null,
         traceparent: w.input.traceparent ?? null,
       }));
       ({ rows } = await pool.query({ name: 'execution_trigger_batch', text: BATCH_SQL, values: [JSON.stringify(entries)] }));

@@ -2,12 +2,12 @@
  * createTestEnv for the benchmarks, with one addition: environments not cleaned up yet are dropped on Ctrl-C/SIGTERM
  * too (schema and Redis keys), so an interrupted run leaves nothing behind.
  */
-import { createTestEnv, type TestEnv } from '../../support/env';
+import { createTestEnv, type QueueBackend, type TestEnv } from '../../support/env';
 
 const open = new Set<TestEnv>();
 
-export async function benchEnv(label: string): Promise<TestEnv> {
-  const env = await createTestEnv(label);
+export async function benchEnv(label: string, backend?: QueueBackend): Promise<TestEnv> {
+  const env = await createTestEnv(label, { backend });
   open.add(env);
   const cleanup = env.cleanup.bind(env);
   env.cleanup = async () => {

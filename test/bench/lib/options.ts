@@ -1,13 +1,13 @@
 /** Command-line flags of `npm run bench`: `--name=value` (or `--flag`); every size has a default. */
 
-export const SCENARIOS = ['drain', 'enqueue', 'latency', 'peer', 'memory', 'schedule', 'tick'] as const;
+export const SCENARIOS = ['drain', 'enqueue', 'latency', 'peer', 'memory', 'schedule', 'tick', 'metrics', 'http'] as const;
 /** Diagnostics, run only when named in --only. */
 export const DIAGNOSTICS = ['profile', 'history'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number] | (typeof DIAGNOSTICS)[number];
 
 const DEFAULTS = {
-  n: 20_000, // drain, peer and memory: jobs per run
-  concurrency: 50, // drain, peer, latency worker
+  n: 20_000, // drain, peer, memory and http: jobs per run
+  concurrency: 50, // drain, peer, latency and http worker
   'mem-concurrency': 100,
   'limited-share': 0.5, // drain: also run with this share of the jobs under a per-key limit (0: skip)
   'limited-keys': 1000, // distinct key values of those jobs
@@ -28,6 +28,10 @@ const DEFAULTS = {
   'tick-jobs': 100_000,
   'tick-due': 10_000,
   'tick-repeats': 10, // none-due ticks per run
+  'http-profile': 0, // http: 1 = run its worker under --cpu-prof and summarise the profile
+  'metrics-executions': 5_000_000, // metrics: finished executions in the history
+  'metrics-live': 1_000, // metrics: live rows (queued, a tenth running)
+  'metrics-scrapes': 200, // metrics: scrapes per run
   'profile-n': 20_000,
   'profile-rate': 1_000, // latency breakdown load (triggers/s)
   'history-n': 5_000_000, // history: executions built by SQL over 30 days
@@ -43,6 +47,8 @@ export type Options = { [K in keyof typeof DEFAULTS]: number } & {
   infoLog: boolean;
   /** Also run each drain with DATABASE_PREPARED_STATEMENTS=unnamed (the RDS Proxy mode), paired with the named one. */
   unnamedStatements: boolean;
+  /** The queue of our drain runs; with `postgres`, the peer is BullMQ on its PostgreSQL backend. */
+  queue: 'redis' | 'postgres';
 };
 
 export const HELP = `npm run bench -- [--json] [--only=drain,peer,...] [--runs=N] [--size=value ...]
@@ -53,13 +59,15 @@ flags:
   --runs=N          runs per scenario (default 3 for drain, peer, enqueue, tick; 1 for the rest); medians + spread
   --no-info-log     skip the extra drain run with LOG_LEVEL=info
   --unnamed-statements  pair every drain run with one whose worker sends statements unnamed (RDS Proxy mode)
+  --queue=redis|postgres  the queue our drain and peer runs use (default redis); postgres: the peer is BullMQ on
+                    its PostgreSQL backend
 sizes (defaults):
 ${Object.entries(DEFAULTS)
   .map(([k, v]) => `  --${k}=${v}`)
   .join('\n')}`;
 
 export function parseOptions(argv: string[]): Options {
-  const opts: Options = { ...DEFAULTS, json: false, only: [...SCENARIOS], runs: null, infoLog: true, unnamedStatements: false };
+  const opts: Options = { ...DEFAULTS, json: false, only: [...SCENARIOS], runs: null, infoLog: true, unnamedStatements: false, queue: 'redis' };
   for (const arg of argv) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
     if (!m) throw new Error(`unknown argument ${arg}\n${HELP}`);
@@ -70,7 +78,10 @@ export function parseOptions(argv: string[]): Options {
     } else if (key === 'json') opts.json = true;
     else if (key === 'no-info-log') opts.infoLog = false;
     else if (key === 'unnamed-statements') opts.unnamedStatements = true;
-    else if (key === 'only') {
+    else if (key === 'queue') {
+      if (value !== 'redis' && value !== 'postgres') throw new Error('--queue must be redis or postgres');
+      opts.queue = value;
+    } else if (key === 'only') {
       const names = (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
       const known = [...SCENARIOS, ...DIAGNOSTICS] as string[];
       const bad = names.filter((n) => !known.includes(n));

@@ -7,7 +7,7 @@
  */
 import { Queue as BullQueue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { REDIS_URL, uniqueName } from '../../support/env';
+import { REDIS_URL, uniqueName, type QueueBackend } from '../../support/env';
 import { dbWindow, enqueueBulk, enqueueInterleaved, noopJob, spawnWorker, waitNoLive, waitRegistered } from '../lib/ours';
 import { benchEnv } from '../lib/envs';
 import { sampler, spawnNode } from '../lib/proc';
@@ -31,6 +31,8 @@ export interface OursDrainOptions {
    * max_concurrency_per_key `perKey`, its payloads spread over `keys` values; enqueued interleaved with the others.
    */
   limited?: { share: number; keys: number; perKey: number };
+  /** The queue the worker uses (default redis). */
+  queue?: QueueBackend;
   progress: (msg: string) => void;
 }
 
@@ -41,7 +43,7 @@ export interface DrainOutcome {
 }
 
 export async function oursDrainOnce(c: Collector, o: OursDrainOptions): Promise<DrainOutcome> {
-  const env = await benchEnv('bench_drain');
+  const env = await benchEnv('bench_drain', o.queue);
   try {
     const jobId = await noopJob(env);
     const t = performance.now();

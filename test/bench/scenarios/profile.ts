@@ -185,7 +185,7 @@ async function httpProfile(c: Collector, ctx: BenchContext, dir: string): Promis
   }
 }
 
-function describeProfile(c: Collector, who: string, file: string, units: number): void {
+export function describeProfile(c: Collector, who: string, file: string, units: number): void {
   const p = summariseProfile(file, 20);
   c.add(`${who}: sampled CPU per unit of work`, 'ms/1k', (p.totalMs - (p.groups.find((g) => g.group === '(idle)')?.selfMs ?? 0)) / units * 1000, { info: true });
   c.note(`${who} profile, self time by area: ${p.groups.slice(0, 14).map((g) => `${g.group} ${g.selfPct.toFixed(1)}%`).join(', ')}`);

@@ -86,7 +86,7 @@ async function checkLimits(s: Scenario, jobs: Awaited<ReturnType<typeof limitedJ
 
 /** Nothing of flow control left in Redis once everything finished: no slot held, no tag, nothing waiting. */
 async function checkFlowEmpty(s: Scenario): Promise<string[]> {
-  const flow = s.queue.keys.flow;
+  const flow = s.redisQueue!.keys.flow;
   const left = (await s.redis.keys(`${flow}:*`)).filter((k) => !/:(job|rate):/.test(k) && !k.endsWith(':timers'));
   const sizes = await Promise.all(left.map(async (k) => `${k.slice(flow.length)} (${await s.redis.type(k)})`));
   return sizes.length === 0 ? [] : [`flow state left in Redis after the drain: ${sizes.slice(0, 6).join(', ')}`];
@@ -116,7 +116,7 @@ export const flowWorkerKills: ScenarioDef = {
       const killedAt = new Map<string, number>();
       const recoveries: number[] = [];
       const problems: string[] = [];
-      const slotKeys = [`${s.queue.keys.flow}:run:${jobs.capped}`, `${s.queue.keys.flow}:run:${jobs.keyed}`];
+      const slotKeys = [`${s.redisQueue!.keys.flow}:run:${jobs.capped}`, `${s.redisQueue!.keys.flow}:run:${jobs.keyed}`];
       for (let kill = 0; kill < 6; kill++) {
         await sleep(800 + random() * 800);
         // The worker holding the most slots.

@@ -10,9 +10,10 @@ import { verdict, type ScenarioDef } from '../types';
 
 export const poison: ScenarioDef = {
   name: 'poison-jobs',
+  postgresQueue: true,
   async run(ctx) {
     const random = rng(ctx.seed + 6);
-    const s = await createScenario(ctx.servers, 'poison-jobs', ctx.logRoot);
+    const s = await createScenario(ctx.servers, 'poison-jobs', ctx.logRoot, ctx.queue);
     try {
       // The crash job and half the healthy load run on the long lane, served by supervised long-lane workers only
       // (so it cannot take the API process down). The hang job and the other half share the short lane: the API

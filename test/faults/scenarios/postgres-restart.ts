@@ -15,7 +15,7 @@ const OUTAGE_NAP_MS = 2500;
 
 async function runPostgres(ctx: RunContext, name: string, options: { restarts: boolean; judgeOutage: boolean }) {
   const random = rng(ctx.seed + 3);
-  const s = await createScenario(ctx.servers, name, ctx.logRoot);
+  const s = await createScenario(ctx.servers, name, ctx.logRoot, ctx.queue);
   const pg = ctx.servers.pg;
   try {
     const { proc: api, client } = await s.api({ WORKER_CONCURRENCY: '2' });
@@ -125,11 +125,13 @@ async function runPostgres(ctx: RunContext, name: string, options: { restarts: b
 
 export const postgresRestart: ScenarioDef = {
   name: 'postgres-restart',
+  postgresQueue: true,
   run: (ctx) => runPostgres(ctx, 'postgres-restart', { restarts: true, judgeOutage: false }),
 };
 
 export const postgresOutageOutcomes: ScenarioDef = {
   name: 'postgres-outage-outcomes',
+  postgresQueue: true,
   run: (ctx) => runPostgres(ctx, 'postgres-outage-outcomes', { restarts: false, judgeOutage: true }),
 };
 

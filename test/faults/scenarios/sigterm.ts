@@ -14,9 +14,10 @@ const ROUNDS = 6;
 
 export const sigterm: ScenarioDef = {
   name: 'graceful-sigterm',
+  postgresQueue: true,
   async run(ctx) {
     const random = rng(ctx.seed + 5);
-    const s = await createScenario(ctx.servers, 'graceful-sigterm', ctx.logRoot);
+    const s = await createScenario(ctx.servers, 'graceful-sigterm', ctx.logRoot, ctx.queue);
     try {
       const short = { WORKER_LANES: 'short', SHUTDOWN_GRACE: '10s' };
       const { proc: api, client } = await s.api({ WORKER_CONCURRENCY: '2', WORKER_LANES: 'short' });

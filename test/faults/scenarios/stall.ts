@@ -14,9 +14,10 @@ const STALLED = 8;
 
 export const stall: ScenarioDef = {
   name: 'stalled-worker-sigstop',
+  postgresQueue: true,
   async run(ctx) {
     const random = rng(ctx.seed + 7);
-    const s = await createScenario(ctx.servers, 'stalled-worker-sigstop', ctx.logRoot);
+    const s = await createScenario(ctx.servers, 'stalled-worker-sigstop', ctx.logRoot, ctx.queue);
     try {
       const { client } = await s.api({ WORKER_CONCURRENCY: '2', WORKER_LANES: 'short' });
       s.spawn('scheduler');

@@ -5,8 +5,9 @@
  * Checks: the books, and every fire time of every cron job from its first to its last materialised exactly once;
  * every one-off job ran exactly once.
  */
-import { runTick, type Clock, type Logger, type TransitionSink } from '@jobs/core';
+import { runTick, type Clock, type Logger, type QueueAdapter, type TransitionSink } from '@jobs/core';
 import { createQueue } from '@jobs/queue';
+import { createPostgresQueue } from '@jobs/queue-postgres';
 import { createStore } from '@jobs/store';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -25,7 +26,8 @@ function tickLoop(s: Scenario, options: { parallel: number; everyMs: number; clo
     pool.on('error', () => undefined);
     const redis = new Redis(s.redisUrl, { maxRetriesPerRequest: 2 });
     redis.on('error', () => undefined);
-    return { pool, redis, deps: { store: createStore(pool), queue: createQueue(redis, { prefix: s.prefix }), clock: options.clock, sink: noSink, logger: quiet } };
+    const queue: QueueAdapter = s.backend === 'redis' ? createQueue(redis, { prefix: s.prefix }) : createPostgresQueue(pool);
+    return { pool, redis, queue, deps: { store: createStore(pool), queue, clock: options.clock, sink: noSink, logger: quiet } };
   });
   let stopped = false;
   const counts = { passes: 0, created: 0, errors: 0, droppedMisfires: 0 };
@@ -48,6 +50,7 @@ function tickLoop(s: Scenario, options: { parallel: number; everyMs: number; clo
       stopped = true;
       await loop;
       for (const d of deps) {
+        await d.queue.close();
         d.redis.disconnect();
         await d.pool.end().catch(() => undefined);
       }
@@ -65,7 +68,7 @@ async function oneOffsRanOnce(s: Scenario, jobIds: string[]): Promise<string[]> 
 }
 
 async function runTicks(ctx: Parameters<ScenarioDef['run']>[0], name: string, loops: { parallel: number; offsetMs: number }[], skewedProcesses: number[] = []) {
-  const s = await createScenario(ctx.servers, name, ctx.logRoot);
+  const s = await createScenario(ctx.servers, name, ctx.logRoot, ctx.queue);
   try {
     const { client } = await s.api({ WORKER_CONCURRENCY: '4' });
     s.spawn('scheduler');
@@ -115,6 +118,7 @@ async function runTicks(ctx: Parameters<ScenarioDef['run']>[0], name: string, lo
 
 export const concurrentTicks: ScenarioDef = {
   name: 'ticks-ten-concurrent',
+  postgresQueue: true,
   run: (ctx) => runTicks(ctx, 'ticks-ten-concurrent', [{ parallel: 10, offsetMs: 0 }]),
 };
 

@@ -17,9 +17,10 @@ const WORKERS = 3;
 
 export const workerKills: ScenarioDef = {
   name: 'worker-sigkill',
+  postgresQueue: true,
   async run(ctx) {
     const random = rng(ctx.seed);
-    const s = await createScenario(ctx.servers, 'worker-sigkill', ctx.logRoot);
+    const s = await createScenario(ctx.servers, 'worker-sigkill', ctx.logRoot, ctx.queue);
     const dir = sharedDir('faults-effects');
     try {
       const { client } = await s.api({ WORKER_CONCURRENCY: '2' });

@@ -1,6 +1,7 @@
 /** @module routes/executions — list and read executions; cancel a live one; replay a dead or failed one. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { cancelExecution, NotFoundError, replayExecution, type CommandDeps } from '@jobs/core';
+import { cancelExecution, NotFoundError, replayExecution } from '@jobs/core';
+import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { ApiError } from '../errors';
 import { keysetPage } from '../pagination';
@@ -12,7 +13,7 @@ import { emptyBodyIsEmptyObject, jsonBody } from './bodies';
 const tags = ['executions'];
 const ExecutionPage = pageSchema(ExecutionSummary, 'ExecutionPage');
 
-export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: CommandDeps): void {
+export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
   const load = async (id: string) => {
     const execution = await deps.store.executionGet(id);
     if (!execution) throw new NotFoundError('execution', id);
@@ -24,6 +25,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, command
       method: 'get',
       path: '/executions',
       operationId: 'listExecutions',
+      middleware: [needs('read')] as const,
       tags,
       summary: 'List executions, newest first (filter by status and job_id); rows carry no payload or output',
       request: { query: ExecutionListQuery.extend(PageQuery) },
@@ -41,6 +43,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, command
       method: 'get',
       path: '/executions/{id}',
       operationId: 'getExecution',
+      middleware: [needs('read')] as const,
       tags,
       summary: 'Get one execution (one attempt), with output, error and timings',
       request: { params: IdParams },
@@ -54,6 +57,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, command
       method: 'post',
       path: '/executions/{id}/cancel',
       operationId: 'cancelExecution',
+      middleware: [needs('operate', 'execution.cancel')] as const,
       tags,
       summary: 'Cancel a queued, retrying or running execution (a running command is killed)',
       request: { params: IdParams },
@@ -66,7 +70,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, command
     }),
     async (c) => {
       const { id } = c.req.valid('param');
-      const result = await cancelExecution(commands, id);
+      const result = await cancelExecution(c.var.commands, id);
       if (!result.cancelled) {
         throw new ApiError(409, 'conflict', `execution ${id} is already ${result.status}; only queued, retrying or running executions can be cancelled`);
       }
@@ -81,7 +85,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, command
       operationId: 'replayExecution',
       tags,
       summary: 'Replay a dead or failed execution as a new attempt chain (once, unless force)',
-      middleware: [emptyBodyIsEmptyObject] as const,
+      middleware: [needs('operate', 'execution.replay'), emptyBodyIsEmptyObject] as const,
       request: { params: IdParams, body: jsonBody(ReplayBody, false) },
       responses: {
         201: json(Execution, 'The new execution'),
@@ -95,7 +99,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, command
       const { force } = c.req.valid('json');
       let result: Awaited<ReturnType<typeof replayExecution>>;
       try {
-        result = await replayExecution(commands, id, { force });
+        result = await replayExecution(c.var.commands, id, { force });
       } catch (error) {
         // The store cannot replay an execution of a deleted job and reports it as unknown; say why instead.
         if (error instanceof NotFoundError && (await deps.store.executionGet(id))) {

@@ -1,6 +1,7 @@
 /** @module routes/flow — lanes (list, pause, resume) and why a job's attempts wait for a slot. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { LANES, NotFoundError, setLanePaused, type CommandDeps, type FlowJobState, type Lane as LaneName } from '@jobs/core';
+import { LANES, NotFoundError, setLanePaused, type FlowJobState, type Lane as LaneName } from '@jobs/core';
+import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { IdParams, errorResponses, json, notFoundResponse } from '../schemas/common';
 import { JobLimits, Lane, LaneList, LaneParams, limitsJson } from '../schemas/limits';
@@ -35,12 +36,13 @@ async function lanesJson(deps: ApiDeps) {
     .map((l) => ({ lane: l.lane, paused: l.paused, paused_at: iso(l.pausedAt), executions: stats.byLane[l.lane], queue: depth[l.lane] }));
 }
 
-export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: CommandDeps): void {
+export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
   app.openapi(
     createRoute({
       method: 'get',
       path: '/lanes',
       operationId: 'listLanes',
+      middleware: [needs('read')] as const,
       tags: ['lanes'],
       summary: 'Lanes: paused or not, and their depths',
       responses: { 200: json(LaneList, 'Every lane'), ...errorResponses },
@@ -54,6 +56,7 @@ export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Co
         method: 'post',
         path: `/lanes/{lane}/${action}`,
         operationId: paused ? 'pauseLane' : 'resumeLane',
+        middleware: [needs('operate', paused ? 'lane.pause' : 'lane.resume')] as const,
         tags: ['lanes'],
         summary: paused
           ? 'Pause a lane: nothing new starts on it; triggers are still accepted and running attempts finish'
@@ -63,7 +66,7 @@ export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Co
       }),
       async (c) => {
         const lane = laneName(c.req.valid('param').lane);
-        await setLanePaused(commands, lane, paused);
+        await setLanePaused(c.var.commands, lane, paused);
         return c.json((await lanesJson(deps)).find((l) => l.lane === lane)!, 200);
       },
     );
@@ -74,6 +77,7 @@ export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Co
       method: 'get',
       path: '/jobs/{id}/limits',
       operationId: 'getJobLimits',
+      middleware: [needs('read')] as const,
       tags: ['jobs'],
       summary: "A job's limits, the attempts holding a slot, and how many wait and why",
       request: { params: IdParams },

@@ -1,6 +1,7 @@
 /** @module routes/job-edits — jobs that change: PATCH, PUT by name (and its plan), the version history, and backfill. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { backfillJob, checkSpec, NotFoundError, updateJob, upsertJobByName, type CommandDeps, type EditPlan, type Job } from '@jobs/core';
+import { backfillJob, checkSpec, MASKED, NotFoundError, updateJob, upsertJobByName, type AddressPolicy, type EditPlan, type Job, type JobSpec } from '@jobs/core';
+import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { validationFailed, zodDetails } from '../errors';
 import { jsonBody } from './bodies';
@@ -19,7 +20,7 @@ import {
   type JobCreateBody,
   type JobPutBody,
 } from '../schemas/jobs';
-import { bodyChanges, jobJson, specBody, toJobSpec } from '../serializers';
+import { bodyChanges, changeJson, jobJson, specBody, toJobSpec } from '../serializers';
 
 const tags = ['jobs'];
 
@@ -27,18 +28,29 @@ const tags = ['jobs'];
  * The plan of a PATCH: the current definition with the given fields replaced, checked exactly as a create body is
  * (the same 400 details), and the fields that really change.
  */
-export function patchPlan(current: Job, patch: Record<string, unknown>, shortLaneMaxTimeoutMs: number): EditPlan {
+export function patchPlan(current: Job, patch: Record<string, unknown>, shortLaneMaxTimeoutMs: number, targetPolicy?: AddressPolicy): EditPlan {
   const { allow_past: allowPast, ...fields } = patch;
   const before = specBody(current);
   const parsed = JobCreate.safeParse({ ...before, ...withoutUndefined(fields), allow_past: allowPast ?? false });
   if (!parsed.success) throw validationFailed(zodDetails(parsed.error, 'body'));
-  return replacePlan(current, parsed.data, shortLaneMaxTimeoutMs);
+  return replacePlan(current, parsed.data, shortLaneMaxTimeoutMs, targetPolicy);
 }
 
-/** The plan of replacing a job's definition by a whole create body. */
-export function replacePlan(current: Job, body: JobCreateBody, shortLaneMaxTimeoutMs: number): EditPlan {
-  const spec = toJobSpec(body, shortLaneMaxTimeoutMs);
+/**
+ * The plan of replacing a job's definition by a whole create body. A header value sent back masked (as responses and
+ * prefilled forms show it) keeps the stored value of that header.
+ */
+export function replacePlan(current: Job, body: JobCreateBody, shortLaneMaxTimeoutMs: number, targetPolicy?: AddressPolicy): EditPlan {
+  const spec = keepMaskedHeaders(toJobSpec(body, shortLaneMaxTimeoutMs, targetPolicy), current);
   return { spec, changes: bodyChanges(specBody(current), specBody(spec)), allowPast: body.allow_past };
+}
+
+function keepMaskedHeaders(spec: JobSpec, current: Job): JobSpec {
+  if (!spec.http || !current.http) return spec;
+  const stored = new Map(Object.entries(current.http.headers).map(([name, value]) => [name.toLowerCase(), value]));
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(spec.http.headers)) headers[name] = value === MASKED ? stored.get(name.toLowerCase()) ?? value : value;
+  return { ...spec, http: { ...spec.http, headers } };
 }
 
 /** The name from the path (checked and normalised like a create body's) and the body with it. */
@@ -53,12 +65,13 @@ export function putInput(pathName: string, body: JobPutBody): { name: string; bo
 
 const withoutUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
-export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: CommandDeps): void {
+export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   app.openapi(
     createRoute({
       method: 'patch',
       path: '/jobs/{id}',
       operationId: 'updateJob',
+      middleware: [needs('admin', 'job.update')] as const,
       tags,
       summary: 'Change a job in place',
       description:
@@ -77,10 +90,10 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
     }),
     async (c) => {
       const patch = c.req.valid('json') as Record<string, unknown>;
-      const { job } = await updateJob(commands, {
+      const { job } = await updateJob(c.var.commands, {
         id: c.req.valid('param').id,
-        actor: c.get('actor'),
-        plan: (current) => patchPlan(current, patch, deps.shortLaneMaxTimeoutMs),
+        actor: c.var.principal.name,
+        plan: (current) => patchPlan(current, patch, deps.shortLaneMaxTimeoutMs, deps.targetPolicy),
       });
       return c.json(jobJson(job), 200);
     },
@@ -91,6 +104,7 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
       method: 'put',
       path: '/jobs/by-name/{name}',
       operationId: 'upsertJobByName',
+      middleware: [needs('admin', 'job.update')] as const,
       tags,
       summary: 'Create or replace a job by name',
       description:
@@ -107,13 +121,13 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
     }),
     async (c) => {
       const { name, body: full } = putInput(c.req.valid('param').name, c.req.valid('json'));
-      const spec = toJobSpec(full, deps.shortLaneMaxTimeoutMs);
-      const { job, created } = await upsertJobByName(commands, {
+      const spec = toJobSpec(full, deps.shortLaneMaxTimeoutMs, deps.targetPolicy);
+      const { job, created } = await upsertJobByName(c.var.commands, {
         name,
-        actor: c.get('actor'),
+        actor: c.var.principal.name,
         spec,
         allowPast: full.allow_past,
-        plan: (current) => replacePlan(current, full, deps.shortLaneMaxTimeoutMs),
+        plan: (current) => replacePlan(current, full, deps.shortLaneMaxTimeoutMs, deps.targetPolicy),
       });
       return c.json(jobJson(job), created ? 201 : 200);
     },
@@ -124,6 +138,8 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
       method: 'post',
       path: '/jobs/by-name/{name}/plan',
       operationId: 'planJobByName',
+      // Writes nothing, but it is half of an apply (the admin's work): the same role as the PUT it plans.
+      middleware: [needs('admin')] as const,
       tags,
       summary: 'What a PUT of this body would do, without doing it',
       description: 'The same validation as PUT /jobs/by-name/{name} (the same 400s); nothing is written. Used by `npm run jobs -- apply --dry-run`.',
@@ -132,12 +148,12 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
     }),
     async (c) => {
       const { name, body } = putInput(c.req.valid('param').name, c.req.valid('json'));
-      const spec = toJobSpec(body, deps.shortLaneMaxTimeoutMs);
-      checkSpec(commands, spec, { now: deps.clock.now(), allowPast: body.allow_past, runAtChanged: true });
+      const spec = toJobSpec(body, deps.shortLaneMaxTimeoutMs, deps.targetPolicy);
+      checkSpec(c.var.commands, spec, { now: deps.clock.now(), allowPast: body.allow_past, runAtChanged: true });
       const current = await deps.store.jobGetByName(name);
-      if (!current) return c.json({ action: 'create' as const, job_id: null, changes: bodyChanges({}, specBody(spec)) }, 200);
-      const { changes } = replacePlan(current, body, deps.shortLaneMaxTimeoutMs);
-      return c.json({ action: changes.length > 0 ? ('update' as const) : ('unchanged' as const), job_id: current.id, changes }, 200);
+      if (!current) return c.json({ action: 'create' as const, job_id: null, changes: bodyChanges({}, specBody(spec)).map(changeJson) }, 200);
+      const { changes } = replacePlan(current, body, deps.shortLaneMaxTimeoutMs, deps.targetPolicy);
+      return c.json({ action: changes.length > 0 ? ('update' as const) : ('unchanged' as const), job_id: current.id, changes: changes.map(changeJson) }, 200);
     },
   );
 
@@ -146,6 +162,7 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
       method: 'get',
       path: '/jobs/{id}/versions',
       operationId: 'listJobVersions',
+      middleware: [needs('read')] as const,
       tags,
       summary: "A job's versions, newest first: when, who, and the fields each changed (old and new values)",
       request: { params: IdParams },
@@ -155,7 +172,7 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
       const { id } = c.req.valid('param');
       const versions = await deps.store.jobVersions(id);
       if (!versions) throw new NotFoundError('job', id);
-      const data = versions.map((v) => ({ version: v.version, actor: v.actor, created_at: v.createdAt.toISOString(), changes: v.changes }));
+      const data = versions.map((v) => ({ version: v.version, actor: v.actor, created_at: v.createdAt.toISOString(), changes: v.changes.map(changeJson) }));
       return c.json({ data }, 200);
     },
   );
@@ -165,6 +182,7 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
       method: 'post',
       path: '/jobs/{id}/backfill',
       operationId: 'backfillJob',
+      middleware: [needs('operate', 'job.backfill')] as const,
       tags,
       summary: 'Run the fire times a job had in a past range',
       description:
@@ -180,7 +198,7 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands:
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const result = await backfillJob(commands, {
+      const result = await backfillJob(c.var.commands, {
         jobId: c.req.valid('param').id,
         from: new Date(body.from),
         to: new Date(body.to),

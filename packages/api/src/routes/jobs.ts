@@ -1,6 +1,7 @@
 /** @module routes/jobs — create, list, read, delete, trigger, pause and resume jobs; a job's executions. */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { createJob, deleteJob, NotFoundError, pauseJob, resumeJob, triggerJob, type CommandDeps } from '@jobs/core';
+import { createJob, deleteJob, NotFoundError, pauseJob, resumeJob, triggerJob } from '@jobs/core';
+import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { keysetPage } from '../pagination';
 import { inSpan } from '../tracing';
@@ -23,12 +24,13 @@ const tags = ['jobs'];
 const JobPage = pageSchema(Job, 'JobPage');
 const ExecutionPage = pageSchema(ExecutionSummary, 'ExecutionPage');
 
-export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: CommandDeps): void {
+export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
   app.openapi(
     createRoute({
       method: 'post',
       path: '/jobs',
       operationId: 'createJob',
+      middleware: [needs('admin', 'job.create')] as const,
       tags,
       summary: 'Create a job',
       request: { body: jsonBody(JobCreate, true) },
@@ -41,7 +43,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const job = await createJob(commands, toJobSpec(body, deps.shortLaneMaxTimeoutMs), { allowPast: body.allow_past, actor: c.get('actor') });
+      const job = await createJob(c.var.commands, toJobSpec(body, deps.shortLaneMaxTimeoutMs, deps.targetPolicy), { allowPast: body.allow_past });
       return c.json(jobJson(job), 201);
     },
   );
@@ -51,6 +53,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
       method: 'get',
       path: '/jobs',
       operationId: 'listJobs',
+      middleware: [needs('read')] as const,
       tags,
       summary: 'List jobs, newest first',
       request: { query: JobListQuery.extend(PageQuery) },
@@ -68,6 +71,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
       method: 'get',
       path: '/jobs/{id}',
       operationId: 'getJob',
+      middleware: [needs('read')] as const,
       tags,
       summary: 'Get a job, with next_run_at and last_run_at',
       request: { params: IdParams },
@@ -86,13 +90,14 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
       method: 'delete',
       path: '/jobs/{id}',
       operationId: 'deleteJob',
+      middleware: [needs('admin', 'job.delete')] as const,
       tags,
       summary: 'Delete a job: no further runs, live executions cancelled, history kept',
       request: { params: IdParams },
       responses: { 204: { description: 'Deleted' }, ...errorResponses, 404: notFoundResponse },
     }),
     async (c) => {
-      await deleteJob(commands, c.req.valid('param').id);
+      await deleteJob(c.var.commands, c.req.valid('param').id);
       return c.body(null, 204);
     },
   );
@@ -104,7 +109,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
       operationId: 'triggerJob',
       tags,
       summary: 'Run a job now',
-      middleware: [emptyBodyIsEmptyObject] as const,
+      middleware: [needs('operate', 'job.trigger'), emptyBodyIsEmptyObject] as const,
       request: { params: IdParams, headers: IdempotencyHeaders, body: jsonBody(TriggerBody, false) },
       responses: {
         201: json(Execution, 'The new execution'),
@@ -119,7 +124,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
       const body = c.req.valid('json');
       const key = c.req.valid('header')['Idempotency-Key'] ?? null;
       const { record, created } = await inSpan(deps.tracing, c, 'trigger', { 'job.id': id }, async (span) => {
-        const result = await triggerJob(commands, { jobId: id, payload: body.payload, idempotencyKey: key, traceparent: span?.traceparent ?? null });
+        const result = await triggerJob(c.var.commands, { jobId: id, payload: body.payload, idempotencyKey: key, traceparent: span?.traceparent ?? null });
         span?.setAttributes({ 'execution.id': result.record.id, 'execution.created': result.created });
         return result;
       });
@@ -132,12 +137,13 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
       method: 'post',
       path: '/jobs/{id}/pause',
       operationId: 'pauseJob',
+      middleware: [needs('operate', 'job.pause')] as const,
       tags,
       summary: 'Pause a job: no new runs start; scheduled runs already queued are cancelled',
       request: { params: IdParams },
       responses: { 200: json(Job, 'The job'), ...errorResponses, 404: notFoundResponse },
     }),
-    async (c) => c.json(jobJson(await pauseJob(commands, c.req.valid('param').id)), 200),
+    async (c) => c.json(jobJson(await pauseJob(c.var.commands, c.req.valid('param').id)), 200),
   );
 
   app.openapi(
@@ -145,12 +151,13 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
       method: 'post',
       path: '/jobs/{id}/resume',
       operationId: 'resumeJob',
+      middleware: [needs('operate', 'job.resume')] as const,
       tags,
       summary: 'Resume a job: the next run is computed from now (fire times missed while paused do not run)',
       request: { params: IdParams },
       responses: { 200: json(Job, 'The job'), ...errorResponses, 404: notFoundResponse },
     }),
-    async (c) => c.json(jobJson(await resumeJob(commands, c.req.valid('param').id)), 200),
+    async (c) => c.json(jobJson(await resumeJob(c.var.commands, c.req.valid('param').id)), 200),
   );
 
   app.openapi(
@@ -158,6 +165,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: Com
       method: 'get',
       path: '/jobs/{id}/executions',
       operationId: 'listJobExecutions',
+      middleware: [needs('read')] as const,
       tags,
       summary: "A job's executions, newest first",
       description: 'A deleted job answers 404 here; its history stays readable with GET /executions?job_id=.',

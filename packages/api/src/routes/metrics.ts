@@ -3,14 +3,16 @@
  * system-wide ones read at scrape time (metrics/series.ts). Needs an API key, or METRICS_TOKEN as a bearer token.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { bearerAuth } from '../auth';
+import type { CommandDeps } from '@jobs/core';
+import { apiAuth, needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import type { ProcessMetrics } from '../metrics/http';
 import { systemSeries } from '../metrics/series';
 
-export function metricsRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, own: ProcessMetrics): void {
-  const keys = [...deps.apiKeys, ...(deps.metricsToken ? [deps.metricsToken] : [])];
-  app.get('/metrics', bearerAuth(keys), async (c) => {
+export function metricsRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, own: ProcessMetrics, commands: CommandDeps): void {
+  // The token acts as a read key named metrics-token (it can read nothing else: it is not in API_KEYS).
+  const token = deps.metricsToken ? [{ name: 'metrics-token', role: 'read' as const, key: deps.metricsToken }] : [];
+  app.get('/metrics', needs('read'), apiAuth(deps, commands, token), async (c) => {
     const [snapshot, depth, workers] = await Promise.all([
       deps.store.metricsSnapshot(),
       deps.queue.depth(),

@@ -1,6 +1,7 @@
 /** @module routes/system — active workers, stats and the schedule preview (all under /api/v1). */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { nextFireTimes, parseCron } from '@jobs/core';
+import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { validationFailed } from '../errors';
 import { errorResponses, json } from '../schemas/common';
@@ -14,6 +15,7 @@ export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       method: 'get',
       path: '/workers',
       operationId: 'listWorkers',
+      middleware: [needs('read')] as const,
       tags: ['system'],
       summary: 'Workers that heartbeated recently',
       responses: { 200: json(WorkerList, 'Active workers, newest first'), ...errorResponses },
@@ -29,6 +31,7 @@ export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       method: 'get',
       path: '/stats',
       operationId: 'getStats',
+      middleware: [needs('read')] as const,
       tags: ['system'],
       summary: 'Counts by status, queue depth per lane, throughput, success rate, durations, oldest queued age',
       responses: { 200: json(Stats, 'Current statistics'), ...errorResponses },
@@ -46,6 +49,7 @@ export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       method: 'get',
       path: '/schedules/preview',
       operationId: 'previewSchedule',
+      middleware: [needs('read')] as const,
       tags: ['system'],
       summary: 'The next fire times of a cron expression, computed by the scheduler itself',
       request: { query: PreviewQuery },

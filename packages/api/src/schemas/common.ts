@@ -49,6 +49,7 @@ export function pageSchema<T extends z.ZodType>(item: T, name: string) {
 export const errorResponses = {
   400: { description: 'Invalid input', content: { 'application/json': { schema: ErrorSchema } } },
   401: { description: 'Missing or invalid API key', content: { 'application/json': { schema: ErrorSchema } } },
+  403: { description: 'The key\'s role is below the one this route needs (`forbidden`, naming it)', content: { 'application/json': { schema: ErrorSchema } } },
 } as const;
 export const notFoundResponse = { description: 'Unknown id', content: { 'application/json': { schema: ErrorSchema } } } as const;
 export const conflictResponse = { description: 'Conflicts with the current state', content: { 'application/json': { schema: ErrorSchema } } } as const;

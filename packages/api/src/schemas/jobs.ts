@@ -3,6 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { LANES, MISFIRE_POLICIES, OVERLAP_POLICIES } from '@jobs/core';
 import { Instant, NullableInstant, checkSchedule } from './common';
 import { limitInputFields, limitOutputFields, refineLimits } from './limits';
+import { HttpTargetInput, HttpTargetJson, LambdaTargetInput, LambdaTargetJson } from './targets';
 
 export const HANDLER_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
 export const MAX_PAYLOAD_BYTES = 64 * 1024;
@@ -76,6 +77,7 @@ export function checkPayload(ctx: z.RefinementCtx, payload: unknown): void {
   }
 }
 
+const TARGET_FIELDS = ['command', 'handler', 'http', 'lambda'] as const;
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const given = (v: unknown) => v !== null && v !== undefined;
 
@@ -88,12 +90,21 @@ function refineJob(body: Record<string, unknown>, ctx: z.RefinementCtx): void {
   if (given(body.cron_expr) && given(body.run_at)) {
     ctx.addIssue({ code: 'custom', path: ['run_at'], message: 'cron_expr and run_at are mutually exclusive: give one, or neither for a manual-only job' });
   }
-  if (given(body.command) && given(body.handler)) {
-    ctx.addIssue({ code: 'custom', path: ['handler'], message: 'give exactly one of command or handler, not both' });
-  } else if (!given(body.command) && !given(body.handler)) {
-    ctx.addIssue({ code: 'custom', path: ['command'], message: 'give exactly one of command (a shell command) or handler (a registered handler name)' });
+  const targets = TARGET_FIELDS.filter((field) => given(body[field]));
+  if (targets.length > 1) {
+    ctx.addIssue({ code: 'custom', path: [targets[1]!], message: `give exactly one target (command, handler, http or lambda), not ${targets.join(' and ')}` });
+  } else if (targets.length === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['command'],
+      message: 'give exactly one target: command (a shell command), handler (a registered handler name), http ({ "url": ... }) or lambda ({ "function": ... })',
+    });
   }
   checkPayload(ctx, body.payload);
+  if (isRecord(body.http) && body.http.body !== undefined) {
+    const problem = payloadProblem(body.http.body);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['http', 'body'], message: problem });
+  }
   refineLimits(body, ctx);
 }
 
@@ -143,8 +154,10 @@ export const JobFields = z.strictObject({
     .max(10_000)
     .refine((c) => !c.includes('\u0000'), NUL_MESSAGE)
     .refine(isUnicodeText, SURROGATE_MESSAGE)
-    .nullish().openapi({ example: 'echo hello', description: 'Shell command (exactly one of command or handler).' }),
+    .nullish().openapi({ example: 'echo hello', description: 'Shell command (exactly one of command, handler, http, lambda).' }),
   handler: z.string().regex(HANDLER_NAME, 'must match ^[A-Za-z0-9_.:-]{1,100}$').nullish().openapi({ description: 'Registered handler name.' }),
+  http: HttpTargetInput.nullish().openapi({ description: 'An HTTP request per attempt (see the README: outcome rules, signing, the address guard).' }),
+  lambda: LambdaTargetInput.nullish().openapi({ description: 'A RequestResponse Lambda invocation per attempt, the payload as the event.' }),
   payload: z.unknown().optional().openapi({ description: 'Any JSON (at most 64 KiB serialised).' }),
   max_retries: z.number().int().min(0).max(100).default(3),
   timeout_seconds: z.number().int().min(1).max(86_400).default(300),
@@ -200,6 +213,9 @@ export const Job = z
     run_at: NullableInstant,
     command: z.string().nullable(),
     handler: z.string().nullable(),
+    http: HttpTargetJson.nullable().openapi({ description: 'Secret-looking header values are masked.' }),
+    lambda: LambdaTargetJson.nullable(),
+    target: z.string().openapi({ example: 'POST https://api.example.com/hooks/nightly', description: 'The target in words.' }),
     payload: z.unknown(),
     status: z.enum(JOB_STATUSES),
     max_retries: z.number().int(),

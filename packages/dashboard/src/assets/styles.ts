@@ -53,7 +53,7 @@ time, .nowrap { white-space: nowrap; }
 .top nav a { display: block; padding: 0.4rem 0.7rem; border-radius: 6px; color: var(--fg); text-decoration: none; white-space: nowrap; }
 .top nav a:hover { background: var(--bg); }
 .top nav a[aria-current="page"] { background: var(--accent); color: var(--accent-fg); }
-.signout { margin-left: auto; }
+.signout { margin-left: auto; display: flex; align-items: center; gap: 0.75rem; }
 .banner { background: var(--st-retrying); color: var(--st-retrying-fg); padding: 0.6rem 1rem; text-align: center; border-bottom: 1px solid var(--border); }
 
 main { max-width: 1200px; margin: 0 auto; padding: 1.25rem 1rem 2rem; }
@@ -173,6 +173,10 @@ details.advanced[open] > summary { margin-bottom: 0.75rem; }
 .subhead { margin-top: 1rem; }
 ol.compact { margin: 0; padding-left: 1.4rem; }
 .stacked-fields { display: grid; gap: 1rem; }
+.target-group { display: grid; gap: 1rem; }
+form:has(select[name=target] option[value=command]:checked) .target-group:not([data-target=command]),
+form:has(select[name=target] option[value=http]:checked) .target-group:not([data-target=http]),
+form:has(select[name=target] option[value=lambda]:checked) .target-group:not([data-target=lambda]) { display: none; }
 .status-line { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: center; margin-bottom: 1rem; }
 .status-line .button-row { margin-left: auto; }
 meter { width: 4rem; vertical-align: middle; }

@@ -7,7 +7,7 @@ import { idParam, jobNames } from '../lookups';
 import { renderPage } from '../render';
 import { Cell, CsrfField, JobName, OutcomeExcerpt, Pager, Table, When } from '../ui/components';
 import { PageHeader } from '../ui/layout';
-import type { DashRequest } from '../view';
+import { can, type DashRequest } from '../view';
 
 const PAGE_SIZE = 50;
 
@@ -19,6 +19,8 @@ export async function deadPage(r: DashRequest): Promise<Response> {
   const now = r.view.now;
   const returnTo = r.c.req.path + (before ? `?before=${before}` : '');
 
+  // A read key sees the rows, without the checkboxes and replay buttons it could not use.
+  const operate = can(r.view, 'operate');
   const body = (
     <>
       <PageHeader
@@ -32,21 +34,29 @@ export async function deadPage(r: DashRequest): Promise<Response> {
           <form method="post" action="/dead/replay" class="stacked" id="dead-form">
             <CsrfField view={r.view} />
             <input type="hidden" name="return_to" value={returnTo} />
-            <div hidden>
-              <label class="check">
-                <input type="checkbox" data-select-all="dead-form" /> Select all on this page
-              </label>
-            </div>
-            <Table caption="Dead executions" headers={['Select', 'Execution', 'Job', 'Attempt', 'Died', 'Error', 'Replay']} rows={page.data.length}>
+            {operate && (
+              <div hidden>
+                <label class="check">
+                  <input type="checkbox" data-select-all="dead-form" /> Select all on this page
+                </label>
+              </div>
+            )}
+            <Table
+              caption="Dead executions"
+              headers={[...(operate ? ['Select'] : []), 'Execution', 'Job', 'Attempt', 'Died', 'Error', ...(operate ? ['Replay'] : [])]}
+              rows={page.data.length}
+            >
               {page.data.map((e) => (
                 <tr>
-                  <Cell label="Select" class="pick-cell">
-                    {/* The whole label is the tap target (44 px and up), and on a phone it shows its text. */}
-                    <label class="pick" for={`pick-${e.id}`}>
-                      <input type="checkbox" name="ids" value={e.id} id={`pick-${e.id}`} />
-                      <span class="pick-text">Select execution {e.id}</span>
-                    </label>
-                  </Cell>
+                  {operate && (
+                    <Cell label="Select" class="pick-cell">
+                      {/* The whole label is the tap target (44 px and up), and on a phone it shows its text. */}
+                      <label class="pick" for={`pick-${e.id}`}>
+                        <input type="checkbox" name="ids" value={e.id} id={`pick-${e.id}`} />
+                        <span class="pick-text">Select execution {e.id}</span>
+                      </label>
+                    </Cell>
+                  )}
                   <Cell label="Execution">
                     <a href={`/executions/${e.id}`}>#{e.id}</a>
                   </Cell>
@@ -60,6 +70,7 @@ export async function deadPage(r: DashRequest): Promise<Response> {
                   <Cell label="Error">
                     <OutcomeExcerpt e={e} />
                   </Cell>
+                  {operate && (
                   <Cell label="Replay">
                     {/* Submits the one-row form below, so this form's only submit button (and Enter) is "Replay selected". */}
                     {e.replayedBy ? (
@@ -72,20 +83,25 @@ export async function deadPage(r: DashRequest): Promise<Response> {
                       </button>
                     )}
                   </Cell>
+                  )}
                 </tr>
               ))}
             </Table>
             {/* After the checkboxes, so ticking rows then Tab reaches it. */}
-            <div class="button-row">
-              <button type="submit" class="btn btn-primary">
-                Replay selected
-              </button>
-            </div>
+            {operate && (
+              <div class="button-row">
+                <button type="submit" class="btn btn-primary">
+                  Replay selected
+                </button>
+              </div>
+            )}
           </form>
-          <form method="post" action="/dead/replay" id="dead-one" hidden>
-            <CsrfField view={r.view} />
-            <input type="hidden" name="return_to" value={returnTo} />
-          </form>
+          {operate && (
+            <form method="post" action="/dead/replay" id="dead-one" hidden>
+              <CsrfField view={r.view} />
+              <input type="hidden" name="return_to" value={returnTo} />
+            </form>
+          )}
         </>
       )}
       <Pager path="/dead" params={{}} next={page.next_cursor} />

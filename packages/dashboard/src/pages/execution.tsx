@@ -9,7 +9,7 @@ import { formatDuration, formatJson, formatUtc } from '../format';
 import { renderLive } from '../render';
 import { ActionButton, Duration, Pre, Status, When } from '../ui/components';
 import { PageHeader } from '../ui/layout';
-import type { DashRequest, View } from '../view';
+import { can, type DashRequest, type View } from '../view';
 
 export const isLive = (e: Execution) => (LIVE_STATUSES as readonly string[]).includes(e.status);
 const canReplay = (e: Execution) => e.status === 'dead' || e.status === 'failed';
@@ -68,7 +68,8 @@ const Chain: FC<{ chain: Execution[]; current: string; now: Date }> = ({ chain, 
 );
 
 /** Cancelling kills a running command, so it asks first: a link to a confirmation page (works without JS). */
-const Actions: FC<{ e: Execution; view: View }> = ({ e, view }) => (
+const Actions: FC<{ e: Execution; view: View }> = ({ e, view }) =>
+  !can(view, 'operate') ? null : (
   <div class="button-row">
     {isLive(e) && (
       <a class="btn btn-danger-link" href={`/executions/${e.id}/cancel`}>

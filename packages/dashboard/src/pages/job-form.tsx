@@ -20,15 +20,15 @@ import {
   type JobFormValues,
 } from '../job-input';
 import { renderFragment, renderPage } from '../render';
-import { sessionKeys } from '../session';
 import { CsrfField, ZonedTime } from '../ui/components';
 import { CheckField, fieldId, SelectField, TextArea, TextField } from '../ui/fields';
 import { PageHeader } from '../ui/layout';
+import { TARGET_LABELS, TARGET_ORDER, TargetFields } from '../ui/target-fields';
 import type { DashRequest, View } from '../view';
 
 const LABELS: Record<string, string> = {
+  ...TARGET_LABELS,
   name: 'Name',
-  command: 'Command',
   cron_expr: 'Cron expression',
   timezone: 'Time zone',
   run_at: 'Run once at',
@@ -93,7 +93,7 @@ export const SchedulePreviewView: FC<{ cronExpr: string; timezone: string; now: 
 
 /** Every field in the order the form shows it: the list of problems follows it. */
 const PAGE_ORDER: readonly (JobField | 'form')[] = [
-  'form', 'name', 'command', 'cron_expr', 'timezone', 'run_at', 'max_retries', 'timeout_seconds', 'lane', 'priority',
+  'form', 'name', ...TARGET_ORDER, 'cron_expr', 'timezone', 'run_at', 'max_retries', 'timeout_seconds', 'lane', 'priority',
   'handler', 'overlap', 'misfire', 'catch_up_max', 'misfire_deadline_seconds',
   'backoff_base_seconds', 'backoff_factor', 'backoff_max_seconds', 'backoff_jitter', 'payload',
   'max_concurrency', 'concurrency_key', 'max_concurrency_per_key', 'rate_limit_limit', 'rate_limit_period_seconds',
@@ -135,7 +135,7 @@ const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; prev
           <legend>What to run</legend>
           <div class="stacked-fields">
             <TextField name="name" label="Name" value={v.name} required error={e.name} hint="Unique among jobs; up to 200 characters." />
-            <TextArea name="command" label="Command" value={v.command} error={e.command} hint="A shell command, run by a worker. (Or give a registered handler under Advanced.)" />
+            <TargetFields values={v} errors={e} />
           </div>
         </fieldset>
         <fieldset>
@@ -239,7 +239,7 @@ export async function newJobPage(r: DashRequest): Promise<Response> {
     if (readCookie(r.c, 'draft') !== undefined) clearCookie(r.c, 'draft');
     return renderForm(r, { ...JOB_FORM_DEFAULTS }, {}, 200);
   }
-  const draft = openDraft(sessionKeys(r.deps.apiKeys), readCookie(r.c, 'draft'));
+  const draft = openDraft(r.keys, readCookie(r.c, 'draft'));
   if (!draft || draft.id !== wanted) return renderForm(r, { ...JOB_FORM_DEFAULTS }, {}, 200, false, true);
   return renderForm(r, draft.values, draft.errors, 200, draft.preview);
 }
@@ -247,7 +247,7 @@ export async function newJobPage(r: DashRequest): Promise<Response> {
 /** Post/Redirect/Get: the form again at /jobs/new?draft=…, or in place when the draft is too large for a cookie. */
 function showAgain(r: DashRequest, values: JobFormValues, errors: FieldErrors, status: 200 | 400 | 409, preview = false) {
   const id = newDraftId();
-  const sealed = sealDraft(sessionKeys(r.deps.apiKeys), { id, values, errors, preview });
+  const sealed = sealDraft(r.keys, { id, values, errors, preview });
   if (sealed === null) return renderForm(r, values, errors, status, preview);
   writeCookie(r.c, 'draft', sealed);
   return r.c.redirect(`/jobs/new?draft=${id}`, 303);
@@ -256,10 +256,10 @@ function showAgain(r: DashRequest, values: JobFormValues, errors: FieldErrors, s
 export async function createJobSubmit(r: DashRequest): Promise<Response> {
   const values = jobFormValues(r.form);
   if (r.form.get('intent') === 'preview') return showAgain(r, values, {}, 200, true);
-  const { spec, errors } = jobSpecFromForm(values, r.deps.shortLaneMaxTimeoutMs);
+  const { spec, errors } = jobSpecFromForm(values, r.deps.shortLaneMaxTimeoutMs, r.deps.targetPolicy);
   if (!spec) return showAgain(r, values, errors, 400);
   try {
-    const job = await createJob(r.commands, spec, { actor: 'dashboard' });
+    const job = await createJob(r.commands, spec);
     // The draft cookie is scoped to /jobs/new, so this request cannot see it: clear it blind.
     clearCookie(r.c, 'draft');
     setFlash(r.c, 'created', job.id);

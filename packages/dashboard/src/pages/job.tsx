@@ -8,6 +8,7 @@ import { formatDuration, formatJson } from '../format';
 import { renderLive, renderPage } from '../render';
 import { ActionButton, ExecutionRow, JobActions, Pre, Schedule, Status, Table, When, ZonedTime, executionHeaders } from '../ui/components';
 import { PageHeader } from '../ui/layout';
+import { TargetDetails } from '../ui/target';
 import type { DashRequest } from '../view';
 
 const RECENT = 20;
@@ -40,8 +41,7 @@ const Upcoming: FC<{ job: Job; now: Date }> = ({ job, now }) => {
 
 const Settings: FC<{ job: Job; now: Date }> = ({ job, now }) => (
   <dl class="props">
-    <dt>{job.command !== null ? 'Command' : 'Handler'}</dt>
-    <dd>{job.command !== null ? <Pre text={job.command} label="Command" /> : <code>{job.handler}</code>}</dd>
+    <TargetDetails job={job} />
     <dt>Payload</dt>
     <dd>
       <Pre text={formatJson(job.payload)} label="Payload" />

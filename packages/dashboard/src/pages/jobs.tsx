@@ -3,8 +3,9 @@ import type { FC } from 'hono/jsx';
 import { keysetPage } from '@jobs/api';
 import { renderLive } from '../render';
 import { Cell, JobActions, Pager, Schedule, Status, Table, When } from '../ui/components';
+import { TargetWords } from '../ui/target';
 import { PageHeader } from '../ui/layout';
-import type { DashRequest } from '../view';
+import { can, type DashRequest } from '../view';
 
 const PAGE_SIZE = 50;
 const FILTERS: [value: string, label: string][] = [
@@ -42,11 +43,11 @@ export async function jobsPage(r: DashRequest): Promise<Response> {
     <>
       <Table
         caption="Jobs"
-        headers={['Name', 'Status', 'Schedule', 'Next run', 'Last run', 'Last outcome', 'Actions']}
+        headers={['Name', 'Target', 'Status', 'Schedule', 'Next run', 'Last run', 'Last outcome', 'Actions']}
         rows={page.data.length}
         empty={
           <>
-            No jobs{status ? ` with status ${status}` : ''} yet. <a href="/jobs/new">Create one</a>.
+            No jobs{status ? ` with status ${status}` : ''} yet.{can(r.view, 'admin') && <> <a href="/jobs/new">Create one</a>.</>}
           </>
         }
       >
@@ -56,6 +57,9 @@ export async function jobsPage(r: DashRequest): Promise<Response> {
             <tr>
               <Cell label="Name" class="wrap-anywhere">
                 <a href={`/jobs/${job.id}`}>{job.name}</a>
+              </Cell>
+              <Cell label="Target" class="wrap-anywhere">
+                <TargetWords job={job} />
               </Cell>
               <Cell label="Status">
                 <Status status={job.status} />
@@ -99,9 +103,11 @@ export async function jobsPage(r: DashRequest): Promise<Response> {
           title="Jobs"
           subtitle="Cron, one-off and manual jobs. Times are in UTC unless a job's time zone says otherwise."
           actions={
-            <a class="btn btn-primary" href="/jobs/new">
-              New job
-            </a>
+            can(r.view, 'admin') && (
+              <a class="btn btn-primary" href="/jobs/new">
+                New job
+              </a>
+            )
           }
         />
         <StatusFilter current={status ?? ''} />

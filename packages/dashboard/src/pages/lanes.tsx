@@ -7,7 +7,7 @@ import { setFlash } from '../flash';
 import { renderLive } from '../render';
 import { ActionButton, Cell, Status, Table, When } from '../ui/components';
 import { PageHeader } from '../ui/layout';
-import type { DashRequest } from '../view';
+import { can, type DashRequest } from '../view';
 
 const LANE_WORDS: Record<Lane, string> = { short: 'short work, on Lambda or containers', long: 'long work, on containers' };
 
@@ -23,9 +23,10 @@ export async function lanesPage(r: DashRequest): Promise<Response> {
     .map((f) => ({ ...f, total: f.waiting.maxConcurrency + f.waiting.maxConcurrencyPerKey + f.waiting.rateLimit }))
     .sort((a, b) => b.total - a.total);
   const now = r.view.now;
+  const operate = can(r.view, 'operate');
   const live = (
     <>
-      <Table caption="Lanes" headers={['Lane', 'State', 'Queued', 'Running', 'Ready in Redis', 'Delayed', 'Action']} rows={lanes.length} empty="No lanes.">
+      <Table caption="Lanes" headers={['Lane', 'State', 'Queued', 'Running', 'Ready in Redis', 'Delayed', ...(operate ? ['Action'] : [])]} rows={lanes.length} empty="No lanes.">
         {lanes
           .filter((l) => (LANES as readonly string[]).includes(l.lane))
           .map((l) => (
@@ -46,9 +47,11 @@ export async function lanesPage(r: DashRequest): Promise<Response> {
               <Cell label="Running">{stats.byLane[l.lane].running}</Cell>
               <Cell label="Ready in Redis">{depth[l.lane].ready}</Cell>
               <Cell label="Delayed">{depth[l.lane].delayed}</Cell>
-              <Cell label="Action">
-                <ActionButton view={r.view} action={`/lanes/${l.lane}/${l.paused ? 'resume' : 'pause'}`} label={l.paused ? `Resume ${l.lane}` : `Pause ${l.lane}`} tone={l.paused ? 'primary' : 'plain'} small />
-              </Cell>
+              {operate && (
+                <Cell label="Action">
+                  <ActionButton view={r.view} action={`/lanes/${l.lane}/${l.paused ? 'resume' : 'pause'}`} label={l.paused ? `Resume ${l.lane}` : `Pause ${l.lane}`} tone={l.paused ? 'primary' : 'plain'} small />
+                </Cell>
+              )}
             </tr>
           ))}
       </Table>

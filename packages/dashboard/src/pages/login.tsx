@@ -1,17 +1,22 @@
 /**
- * @module dashboard/pages/login — sign in with an API key (the session cookie holds an HMAC, never the key), sign out.
- * The key is never echoed back, put in a URL or logged. A refused key redirects back to the form with a one-shot
- * notice (Post/Redirect/Get), so a reload never posts the key again.
+ * @module dashboard/pages/login — sign in with an API key (the cookie holds a random session token, never the key;
+ * the session is a row in PostgreSQL), sign out (the row is ended, so every copy of the cookie dies). The key is
+ * never echoed back, put in a URL or logged. A refused key redirects back to the form with a one-shot notice
+ * (Post/Redirect/Get), so a reload never posts the key again. Each source address may fail SIGN_IN_MAX_FAILURES times
+ * a minute; after that every attempt is a 429 with Retry-After until the minute is over.
  */
 import type { FC } from 'hono/jsx';
 import { clearCookie, writeCookie } from '../cookies';
 import { setFlash } from '../flash';
-import { renderPage } from '../render';
-import { matchApiKey, mintSession, sessionKeys } from '../session';
+import { renderError, renderPage } from '../render';
+import { actorOf, keyFingerprint, keyMatcher, sourceAddress } from '@jobs/api';
+import { newSessionToken, SESSION_TTL_MS, tokenHash } from '../session';
 import { CsrfField } from '../ui/components';
 import { localPath, type DashRequest, type View } from '../view';
 
 const MAX_KEY_LENGTH = 4096;
+export const SIGN_IN_MAX_FAILURES = 10;
+export const SIGN_IN_WINDOW_MS = 60_000;
 
 /** Where to go after signing in: a local dashboard path, never back to /login. */
 function nextPath(value: string | null | undefined): string {
@@ -74,19 +79,47 @@ export async function loginPage(r: DashRequest): Promise<Response> {
 export async function loginSubmit(r: DashRequest): Promise<Response> {
   const next = nextPath(r.form.get('next'));
   if (r.view.open) return r.c.redirect(next, 303);
+  // Requests with no known address (none in practice: Node has the socket, Lambda the event) share one budget.
+  const source = sourceAddress(r.c) ?? 'unknown';
+  const limit = { source, windowMs: SIGN_IN_WINDOW_MS };
+  const { failures, resetsInMs } = await r.deps.store.signInFailures(limit);
+  if (failures >= SIGN_IN_MAX_FAILURES) {
+    const seconds = Math.max(1, Math.ceil(resetsInMs / 1000));
+    r.deps.logger.warn({ event: 'dashboard.login_limited', request_id: r.view.requestId, source });
+    r.c.header('Retry-After', String(seconds));
+    return renderError(r.c, r.view, 429, `Too many failed sign-ins from your address. Try again in ${seconds} seconds.`, { href: '/login', label: 'Sign in' });
+  }
   const key = r.form.get('key') ?? '';
-  const index = key.length > 0 && key.length <= MAX_KEY_LENGTH ? matchApiKey(r.deps.apiKeys, key) : -1;
-  if (index < 0) {
-    r.deps.logger.warn({ event: 'dashboard.login_failed', request_id: r.view.requestId });
+  const found = key.length > 0 && key.length <= MAX_KEY_LENGTH ? keyMatcher(r.keys.keys)(key) : null;
+  const actor = (name: string) => actorOf(r.c, { name, role: 'read' });
+  if (!found) {
+    r.deps.logger.warn({ event: 'dashboard.login_failed', request_id: r.view.requestId, source });
+    // The attempt is recorded under no key name: what was typed may be a key (of another system) or a password.
+    await r.deps.store.signInFailed(limit, { ...actor('(unknown)'), action: 'session.sign_in', target: 'session', outcome: 'refused', changes: null });
     setFlash(r.c, key.length === 0 ? 'login-empty' : 'login-failed');
     return r.c.redirect(loginPath(next), 303);
   }
-  writeCookie(r.c, 'session', mintSession(sessionKeys(r.deps.apiKeys), index, r.view.now));
-  r.deps.logger.info({ event: 'dashboard.login', request_id: r.view.requestId });
+  const { token, cookie } = newSessionToken();
+  const hash = tokenHash(token);
+  await r.deps.store.sessionInsert(
+    { tokenHash: hash, keyName: found.name, keyFingerprint: keyFingerprint(found.key), source: sourceAddress(r.c), expiresAt: new Date(r.view.now.getTime() + SESSION_TTL_MS) },
+    { ...actor(found.name), action: 'session.sign_in', target: sessionTarget(hash), outcome: 'ok', changes: null },
+  );
+  writeCookie(r.c, 'session', cookie);
+  r.deps.logger.info({ event: 'dashboard.login', request_id: r.view.requestId, key: found.name });
   return r.c.redirect(next, 303);
 }
 
+/** A session as the audit trail and the sessions list name it: a prefix of its token's hash (useless as a cookie). */
+export function sessionTarget(hash: Buffer): string {
+  return `session:${hash.toString('hex').slice(0, 12)}`;
+}
+
 export async function logout(r: DashRequest): Promise<Response> {
+  if (r.session) {
+    const actor = actorOf(r.c, { name: r.session.key.name, role: r.session.key.role });
+    await r.deps.store.sessionEnd(r.session.tokenHash, { ...actor, action: 'session.sign_out', target: sessionTarget(r.session.tokenHash), outcome: 'ok', changes: null });
+  }
   clearCookie(r.c, 'session');
   clearCookie(r.c, 'draft');
   setFlash(r.c, 'signed-out');

@@ -3,7 +3,7 @@ import type { ExecutionStatus, ExecutionSummary, Job } from '@jobs/core';
 import type { Child, FC, PropsWithChildren } from 'hono/jsx';
 import { describeCron } from '../cron-words';
 import { excerpt, formatDuration, formatInZone, formatRelative, formatUtc } from '../format';
-import type { View } from '../view';
+import { can, type View } from '../view';
 
 const focusProps = (on: boolean) => (on ? { autofocus: true, describedBy: 'flash' } : {});
 
@@ -90,27 +90,31 @@ export const JobActions: FC<{ view: View; job: Job; returnTo: string; small?: bo
   returnTo,
   small,
   focus,
-}) => (
-  <div class="button-row" role="group" aria-label={`Actions for ${job.name}`}>
-    <ActionButton
-      view={view}
-      action={`/jobs/${job.id}/trigger`}
-      label="Run now"
-      returnTo={returnTo}
-      tone="primary"
-      small={small}
-      {...focusProps(focus === 'trigger')}
-    />
-    {job.status === 'active' ? (
-      <ActionButton view={view} action={`/jobs/${job.id}/pause`} label="Pause" returnTo={returnTo} small={small} {...focusProps(focus === 'toggle')} />
-    ) : (
-      <ActionButton view={view} action={`/jobs/${job.id}/resume`} label="Resume" returnTo={returnTo} small={small} {...focusProps(focus === 'toggle')} />
-    )}
-    <a class={`btn btn-danger-link${small ? ' btn-small' : ''}`} href={`/jobs/${job.id}/delete`}>
-      Delete…
-    </a>
-  </div>
-);
+}) =>
+  // Only what the viewer's role may do (the server refuses the rest anyway).
+  !can(view, 'operate') ? null : (
+    <div class="button-row" role="group" aria-label={`Actions for ${job.name}`}>
+      <ActionButton
+        view={view}
+        action={`/jobs/${job.id}/trigger`}
+        label="Run now"
+        returnTo={returnTo}
+        tone="primary"
+        small={small}
+        {...focusProps(focus === 'trigger')}
+      />
+      {job.status === 'active' ? (
+        <ActionButton view={view} action={`/jobs/${job.id}/pause`} label="Pause" returnTo={returnTo} small={small} {...focusProps(focus === 'toggle')} />
+      ) : (
+        <ActionButton view={view} action={`/jobs/${job.id}/resume`} label="Resume" returnTo={returnTo} small={small} {...focusProps(focus === 'toggle')} />
+      )}
+      {can(view, 'admin') && (
+        <a class={`btn btn-danger-link${small ? ' btn-small' : ''}`} href={`/jobs/${job.id}/delete`}>
+          Delete…
+        </a>
+      )}
+    </div>
+  );
 
 /** "every 5 minutes" over the expression and its zone; the expression alone when it has no simple wording. */
 export const Schedule: FC<{ job: Pick<Job, 'cronExpr' | 'timezone' | 'runAt'>; now: Date }> = ({ job, now }) => {

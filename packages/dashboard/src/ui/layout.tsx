@@ -1,16 +1,18 @@
 /** @module dashboard/ui/layout — the page shell: landmarks, navigation, the open-dashboard banner, notices. */
 import type { Child, FC, PropsWithChildren } from 'hono/jsx';
 import { ASSET_URLS } from '../assets';
-import type { View } from '../view';
+import type { Role } from '@jobs/core';
+import { can, type View } from '../view';
 import { CsrfField } from './components';
 
-const NAV: [href: string, label: string][] = [
-  ['/', 'Overview'],
-  ['/jobs', 'Jobs'],
-  ['/executions', 'Executions'],
-  ['/dead', 'Dead letter'],
-  ['/workers', 'Workers'],
-  ['/lanes', 'Lanes'],
+const NAV: [href: string, label: string, role: Role][] = [
+  ['/', 'Overview', 'read'],
+  ['/jobs', 'Jobs', 'read'],
+  ['/executions', 'Executions', 'read'],
+  ['/dead', 'Dead letter', 'read'],
+  ['/workers', 'Workers', 'read'],
+  ['/lanes', 'Lanes', 'read'],
+  ['/audit', 'Audit', 'admin'],
 ];
 
 const current = (path: string, href: string) => (href === '/' ? path === '/' : path === href || path.startsWith(`${href}/`));
@@ -40,7 +42,7 @@ export const Layout: FC<PropsWithChildren<{ view: View; title: string; bare?: bo
           {!bare && (
           <nav aria-label="Main">
             <ul>
-              {NAV.map(([href, label]) => (
+              {NAV.filter(([, , role]) => can(view, role)).map(([href, label]) => (
                 <li>
                   <a href={href} aria-current={current(view.path, href) ? 'page' : undefined}>
                     {label}
@@ -53,6 +55,7 @@ export const Layout: FC<PropsWithChildren<{ view: View; title: string; bare?: bo
           {view.signedIn && !bare && (
             <form method="post" action="/logout" class="signout">
               <CsrfField view={view} />
+              {view.principal && <span class="muted who">{`${view.principal.name} (${view.principal.role})`}</span>}
               <button type="submit" class="btn btn-quiet">
                 Sign out
               </button>

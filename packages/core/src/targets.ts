@@ -1,0 +1,81 @@
+/**
+ * @module targets — what a job runs (exactly one of a command, a handler, an HTTP request, a Lambda invocation), how
+ * it reads in words, and the one function that masks secret-looking header values wherever a target is shown.
+ */
+
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+export interface HttpTarget {
+  url: string;
+  method: HttpMethod;
+  headers: Record<string, string>;
+  /** Sent as is when a string, JSON-encoded otherwise; absent (undefined): the execution's payload as JSON. */
+  body?: unknown;
+}
+
+export interface LambdaTarget {
+  /** A function name, or a full or partial ARN. */
+  function: string;
+  /** A version or alias; null: the unqualified function. */
+  qualifier: string | null;
+}
+
+/** Headers the scheduler sets on every HTTP request (lower case): a target may not set them itself. */
+export const RESERVED_HEADERS: readonly string[] = ['jobs-job-id', 'jobs-execution-id', 'jobs-attempt', 'jobs-signature', 'idempotency-key', 'host', 'content-length', 'transfer-encoding', 'connection'];
+
+/** The target fields of a job (exactly one is set). */
+export interface JobTarget {
+  command: string | null;
+  handler: string | null;
+  http: HttpTarget | null;
+  lambda: LambdaTarget | null;
+}
+
+export type TargetKind = 'command' | 'handler' | 'http' | 'lambda';
+
+export const TARGET_KINDS: readonly TargetKind[] = ['command', 'handler', 'http', 'lambda'];
+
+export function targetKind(target: JobTarget): TargetKind | null {
+  return TARGET_KINDS.find((kind) => target[kind] !== null && target[kind] !== undefined) ?? null;
+}
+
+/**
+ * The target in words, as lists and pages show it.
+ * @example targetWords({ http: { method: 'POST', url: 'https://api.example.com/hooks/nightly', headers: {} }, ... })
+ *   // 'POST https://api.example.com/hooks/nightly'
+ * @example targetWords({ lambda: { function: 'billing-close', qualifier: 'live' }, ... }) // 'invoke billing-close:live'
+ */
+export function targetWords(target: JobTarget): string {
+  if (target.http) return `${target.http.method} ${target.http.url}`;
+  if (target.lambda) return `invoke ${target.lambda.function}${target.lambda.qualifier ? `:${target.lambda.qualifier}` : ''}`;
+  if (target.handler) return `handler ${target.handler}`;
+  if (target.command) return `run ${target.command}`;
+  return 'nothing';
+}
+
+/** What a masked header value reads as (an edit form that sends it back unchanged means "keep the stored value"). */
+export const MASKED = '********';
+
+/**
+ * Header names whose values are credentials: authorization, cookies, anything ending in `-key` or `key`, anything with
+ * `token`, `secret`, `password`, `signature`, `session` or `credential` in it.
+ */
+const SECRET_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie)$|key$|token|secret|passw(or)?d|signature|session|credential|auth/i;
+
+export function isSecretHeader(name: string): boolean {
+  return SECRET_HEADER.test(name);
+}
+
+/** A copy of `headers` with every secret-looking value replaced by MASKED. The one masking function. */
+export function maskHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) out[name] = isSecretHeader(name) ? MASKED : value;
+  return out;
+}
+
+/** The target as it may be shown (API responses, pages, logs): HTTP header secrets masked, nothing else changed. */
+export function maskTarget<T extends Partial<JobTarget>>(target: T): T {
+  if (!target.http) return target;
+  return { ...target, http: { ...target.http, headers: maskHeaders(target.http.headers) } };
+}

@@ -1,0 +1,130 @@
+/**
+ * @module http — the HTTP target adapter: one request per attempt, through the guarded agent, signed, bounded by the
+ * attempt's timeout, with the response's status line, the headers that matter and its body (capped) as output.
+ *
+ * Outcome rules: 2xx succeeds; 408, 429, 5xx, connection errors and timeouts fail and are retried by the job's policy
+ * (a `Retry-After` sets the earliest retry); a redirect (not followed), any other 4xx and a refused address are final.
+ */
+import { createAddressPolicy, maskHeaders, type AddressPolicy, type Cancellation, type HttpTarget, type RunResult, type StartedExecution, type Tracing } from '@jobs/core';
+import { STATUS_CODES } from 'node:http';
+import type { Agent } from 'undici';
+import { ADDRESS_REFUSED, guardedAgent } from './http-guard';
+import { Aborted, send, type Sent } from './http-send';
+import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
+import { signatureHeader } from './signing';
+import { startTargetSpan } from './traced';
+
+export interface HttpOptions {
+  policy: AddressPolicy;
+  /** HTTP_SIGNING_SECRET, split on commas: the first signs; empty: requests are not signed. */
+  signingSecrets: readonly string[];
+  /** Default: a guarded agent built from `policy`. */
+  agent?: Agent;
+  outputLimit?: number;
+  now?: () => number;
+  /** A client span per request (its traceparent is sent); null: tracing off. */
+  tracing?: Tracing | null;
+}
+
+/** Response headers the output records (the rest are noise, or secrets such as Set-Cookie). */
+const RECORDED_HEADERS = ['content-type', 'content-length', 'location', 'retry-after', 'x-request-id', 'request-id', 'x-amzn-requestid'];
+
+const USER_AGENT = 'jobs-scheduler/0.1';
+
+/** The bytes sent: the target's body (a string as is, anything else as JSON), or the execution's payload as JSON. */
+export function requestBody(target: HttpTarget, payload: unknown): { body: string; contentType: string } | null {
+  if (target.method === 'GET') return null;
+  if (target.body === undefined) return { body: JSON.stringify(payload ?? null), contentType: 'application/json' };
+  if (typeof target.body === 'string') return { body: target.body, contentType: 'text/plain; charset=utf-8' };
+  return { body: JSON.stringify(target.body), contentType: 'application/json' };
+}
+
+/** Milliseconds a `Retry-After` value asks to wait (delta seconds or an HTTP date), or null when absent or unreadable. */
+export function retryAfterMs(value: string | string[] | undefined, nowMs: number): number | null {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (!text) return null;
+  if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
+}
+
+export function createHttpTarget(options: Partial<HttpOptions> = {}) {
+  const policy = options.policy ?? createAddressPolicy();
+  const agent = options.agent ?? guardedAgent(policy);
+  const secrets = options.signingSecrets ?? [];
+  const limit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
+  const now = options.now ?? Date.now;
+
+  return async function runHttp(target: HttpTarget, execution: StartedExecution, cancel: Cancellation): Promise<RunResult> {
+    const fail = (error: string, final: boolean, output = ''): RunResult => ({ ok: false, exitCode: null, output, error, final });
+    let url: URL;
+    try {
+      url = new URL(target.url);
+    } catch {
+      return fail(`not a URL: ${JSON.stringify(target.url)}`, true);
+    }
+    // An IP literal never reaches the guarded lookup: it is checked here (a changed HTTP_TARGET_ALLOW, a legacy row).
+    const refused = policy.refuseLiteralHost(url);
+    if (refused) return fail(`refused: ${refused}`, true);
+
+    const request = requestBody(target, execution.payload);
+    const headers: Record<string, string> = { 'user-agent': USER_AGENT };
+    if (request) headers['content-type'] = request.contentType;
+    for (const [name, value] of Object.entries(target.headers)) headers[name.toLowerCase()] = value;
+    headers['jobs-job-id'] = execution.jobId;
+    headers['jobs-execution-id'] = execution.id;
+    headers['jobs-attempt'] = String(execution.attempt);
+    // The same for every retry of one chain (a replay starts a new chain): receivers deduplicate on it.
+    headers['idempotency-key'] = `jobs-${execution.rootId}`;
+    const signature = signatureHeader(secrets, request?.body ?? '', now());
+    if (signature) headers['jobs-signature'] = signature;
+
+    const span = startTargetSpan(options.tracing, execution, { method: target.method, url });
+    Object.assign(headers, span.headers);
+    const body = new CappedOutput(limit);
+    let sent: Sent;
+    try {
+      sent = await send(agent, body, {
+        url,
+        method: target.method,
+        headers,
+        body: request?.body,
+        timeoutMs: execution.timeoutMs,
+        keep: RECORDED_HEADERS,
+        onAbort: (listener) => (cancel.onAbort ? cancel.onAbort(listener) : cancel.signal.addEventListener('abort', listener, { once: true })),
+      });
+    } catch (error) {
+      span.end({ error: 'request failed' });
+      const code = (error as { code?: string }).code;
+      if (code === ADDRESS_REFUSED) return fail(`refused: ${(error as Error).message}`, true);
+      if (error instanceof Aborted) return fail(`aborted (${String(cancel.signal.reason)})`, false, body.toString());
+      return fail(`${target.method} ${url.origin}${url.pathname}: ${describeError(error)}`, false, body.toString());
+    }
+    const status = sent.status;
+    span.end({ status });
+    const responseHeaders = sent.headers;
+    if (sent.cut) body.markCut('[response body truncated: the rest was not read]');
+    let head = `HTTP ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd() + '\n';
+    for (const [name, value] of Object.entries(maskHeaders(responseHeaders))) head += `${name}: ${value}\n`;
+    const text = `${head}\n${body.toString()}`;
+    if (status >= 200 && status < 300) return { ok: true, exitCode: null, output: text, error: null };
+    const line = `HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}`;
+    if (status >= 300 && status < 400) {
+      const location = responseHeaders['location'];
+      return fail(`${line}: redirects are not followed${location ? ` (Location: ${String(location)})` : ''}`, true, text);
+    }
+    if (status === 408 || status === 429 || status >= 500) {
+      return { ...fail(line, false, text), retryAfterMs: retryAfterMs(responseHeaders['retry-after'], now()) };
+    }
+    return fail(`${line} (final: a 4xx other than 408 and 429 is not retried)`, true, text);
+  };
+}
+
+function describeError(error: unknown): string {
+  const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e.code ?? e.cause?.code;
+  if (code === 'ECONNREFUSED') return `connection refused (${e.message})`;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return `timed out (${e.message})`;
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'connect timed out';
+  return `${code ? `${code}: ` : ''}${e.message ?? String(error)}`;
+}

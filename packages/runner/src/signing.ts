@@ -1,0 +1,33 @@
+/**
+ * @module signing — the `Jobs-Signature` header of HTTP targets: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw
+ * body>">`, made with the first of the configured secrets. Rotation: add the new secret first, keep the old one
+ * listed while receivers move over (a receiver accepts a signature made with any secret it knows), then drop it.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export function sign(secret: string, timestamp: number, body: string): string {
+  return createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+}
+
+/** The header value for `body` at `nowMs`, signed with the first secret (null: signing is off). */
+export function signatureHeader(secrets: readonly string[], body: string, nowMs: number): string | null {
+  const secret = secrets[0];
+  if (!secret) return null;
+  const t = Math.floor(nowMs / 1000);
+  return `t=${t},v1=${sign(secret, t, body)}`;
+}
+
+/**
+ * What a receiver does: true when `header` signs `body` with one of `secrets` and is at most `toleranceS` old.
+ * @example verifySignature(req.headers['jobs-signature'], rawBody, [process.env.JOBS_SECRET])
+ */
+export function verifySignature(header: string | null | undefined, body: string, secrets: readonly string[], options: { nowMs?: number; toleranceS?: number } = {}): boolean {
+  const fields = new Map((header ?? '').split(',').map((p) => p.split('=', 2) as [string, string]));
+  const t = Number(fields.get('t'));
+  const v1 = Buffer.from(fields.get('v1') ?? '', 'hex');
+  if (!Number.isInteger(t) || Math.abs((options.nowMs ?? Date.now()) / 1000 - t) > (options.toleranceS ?? 300)) return false;
+  return secrets.some((secret) => {
+    const expected = Buffer.from(sign(secret, t, body), 'hex');
+    return expected.length === v1.length && timingSafeEqual(expected, v1);
+  });
+}

@@ -1,0 +1,56 @@
+/**
+ * A stage deployed with its queue on PostgreSQL (`QUEUE_BACKEND=postgres npx sst deploy`): no ElastiCache in the
+ * resource graph, every runtime told QUEUE_BACKEND=postgres with no Redis URL, no link or SSM parameter for Redis,
+ * and the runtime's own configuration check passes with the queue on PostgreSQL.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { linkedCredentials, plainEnvironment, ssmParameters, startedEnvironment } from './runtime-env';
+import { FAKE, evaluateSstConfig, uninstallSstGlobals, type ResourceGraph } from './sst-globals';
+
+const RUNTIMES = ['ApiHandler', 'Worker', 'Tick'] as const;
+
+describe.each([
+  { title: 'sst deploy --stage small', stage: 'small', dev: false },
+  { title: 'sst dev --stage small', stage: 'small', dev: true },
+])('QUEUE_BACKEND=postgres $title', (scenario) => {
+  let graph: ResourceGraph;
+  const before = process.env.QUEUE_BACKEND;
+
+  beforeAll(async () => {
+    process.env.QUEUE_BACKEND = 'postgres';
+    ({ graph } = await evaluateSstConfig(scenario));
+  });
+  afterAll(() => {
+    if (before === undefined) delete process.env.QUEUE_BACKEND;
+    else process.env.QUEUE_BACKEND = before;
+    uninstallSstGlobals();
+  });
+
+  const fn = (name: string) => graph.one('sst.aws.Function', name);
+  const service = () => graph.one('sst.aws.Service', 'ContainerWorker');
+
+  it('deploys no ElastiCache and links nothing of Redis', () => {
+    expect(graph.all('sst.aws.Redis')).toEqual([]);
+    graph.one('sst.aws.Postgres', 'Database');
+    const db = graph.one('sst.aws.Postgres', 'Database').instance;
+    for (const name of RUNTIMES) {
+      const link = fn(name).args.link as object[];
+      expect(link.includes(db), name).toBe(true);
+      expect(linkedCredentials(fn(name)).redisPassword, name).toBeUndefined();
+    }
+    if (!scenario.dev) expect(Object.keys(ssmParameters(graph, service()))).toEqual(['DATABASE_URL', 'HTTP_SIGNING_SECRET']);
+  });
+
+  it('tells every runtime to queue on PostgreSQL, and the runtime accepts it', async () => {
+    const { loadConfig } = await import('../../functions/config');
+    for (const runtime of [...RUNTIMES.map(fn), service()]) {
+      const vars = plainEnvironment(runtime);
+      expect(vars.QUEUE_BACKEND, runtime.name).toBe('postgres');
+      expect(vars.REDIS_URL, runtime.name).toBeUndefined();
+      expect(vars.REDIS_CLUSTER, runtime.name).toBeUndefined();
+      const config = loadConfig(startedEnvironment(graph, runtime) as NodeJS.ProcessEnv, linkedCredentials(runtime));
+      expect(config.queueBackend, runtime.name).toBe('postgres');
+      if (!scenario.dev) expect(decodeURIComponent(new URL(config.databaseUrl).password), runtime.name).toBe(FAKE.postgres.password);
+    }
+  });
+});
