@@ -27,7 +27,7 @@ function documentedDashboardRole(method: string, path: string): Role | 'anyone' 
   if (path.startsWith('/assets/') || path === '/login') return 'anyone';
   if (path === '/logout') return 'read';
   if (path === '/audit' || /^\/jobs\/(new|preview)$/.test(path) || /\/(delete|edit)$/.test(path)) return 'admin';
-  if (method === 'GET' && /\/cancel$/.test(path)) return 'operate';
+  if (method === 'GET' && /\/(cancel|backfill)$/.test(path)) return 'operate';
   if (method === 'GET') return 'read';
   if (/\/(trigger|pause|resume|cancel|replay|backfill)$/.test(path)) return 'operate';
   return 'admin';
@@ -144,6 +144,8 @@ describe('dashboard routes', () => {
       run: html.includes(`action="/jobs/${ids.job}/trigger"`),
       pause: html.includes(`action="/jobs/${ids.job}/pause"`),
       del: html.includes(`href="/jobs/${ids.job}/delete"`),
+      edit: html.includes(`href="/jobs/${ids.job}/edit"`),
+      backfill: html.includes(`href="/jobs/${ids.job}/backfill"`),
       cancel: html.includes(`href="/executions/${ids.execution}/cancel"`),
       lanes: html.includes('action="/lanes/short/pause"'),
       audit: html.includes('href="/audit"'),
@@ -154,9 +156,9 @@ describe('dashboard routes', () => {
       expect(jobs + job, role).toContain(`${keyOf(role).name} (${role})`);
       return all;
     };
-    expect(await seen('read')).toEqual({ newJob: false, run: false, pause: false, del: false, cancel: false, lanes: false, audit: false });
-    expect(await seen('operate')).toEqual({ newJob: false, run: true, pause: true, del: false, cancel: true, lanes: true, audit: false });
-    expect(await seen('admin')).toEqual({ newJob: true, run: true, pause: true, del: true, cancel: true, lanes: true, audit: true });
+    expect(await seen('read')).toEqual({ newJob: false, run: false, pause: false, del: false, edit: false, backfill: false, cancel: false, lanes: false, audit: false });
+    expect(await seen('operate')).toEqual({ newJob: false, run: true, pause: true, del: false, edit: false, backfill: true, cancel: true, lanes: true, audit: false });
+    expect(await seen('admin')).toEqual({ newJob: true, run: true, pause: true, del: true, edit: true, backfill: true, cancel: true, lanes: true, audit: true });
   });
 
   it('shows the admin the audit trail and the open sessions, with names and never keys', async () => {

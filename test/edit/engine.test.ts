@@ -155,3 +155,17 @@ describe('lane, priority and limits apply to attempts not yet started', () => {
     for (const id of ids) expect((await finished(id)).status).toBe('succeeded');
   });
 });
+
+describe('retries after an edit', () => {
+  it('a retry created after a lane and priority change takes the new ones', async () => {
+    await setup();
+    const job = await h.createJob({ command: 'sleep 0.5; exit 3', max_retries: 1, backoff: { base_seconds: 0, factor: 1, max_seconds: 0, jitter: 'none' } });
+    await e.worker();
+    const first = await trigger(job.id);
+    await eventually(async () => (await h.env.store.executionGet(first))?.status === 'running');
+    expect((await patch(job.id, { lane: 'long', priority: 9, command: 'true' })).status).toBe(200);
+    const retry = await eventually(async () => (await h.env.store.executionList({ jobId: job.id, limit: 5 })).find((x) => x.trigger === 'retry'));
+    expect(retry).toMatchObject({ lane: 'long', priority: 9 });
+    expect((await finished(retry.id)).status).toBe('succeeded');
+  });
+});

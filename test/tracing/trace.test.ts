@@ -1,11 +1,13 @@
 /**
  * Tracing end to end: `npm start` exporting to a local OTLP receiver. One trace runs from the caller's traceparent
  * through POST /trigger, the trigger, the attempt on the worker, and the command, which sees its attempt's span as
- * TRACEPARENT. A cron run starts its own trace.
+ * TRACEPARENT, and into an HTTP target request, which gets its client span as `traceparent`. A cron run starts its
+ * own trace.
  */
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createTestEnv, eventually, type TestEnv } from '../support/env';
 import { spawnEntry, type Child } from '../support/processes';
+import { startReceiver } from '../targets/receiver';
 import { startOtlpReceiver } from './otlp-receiver';
 
 let env: TestEnv;
@@ -113,4 +115,46 @@ it('starts a new trace for a cron run, and keeps a retry in its chain\'s trace',
   expect(attempts.map((s) => s.attributes['execution.attempt']).sort()).toEqual([1, 2]);
   expect(attempts.every((s) => s.attributes.outcome === 'failed' && s.status.code === 2)).toBe(true);
   expect(failing.id).toBe(String(attempts.find((s) => s.attributes['execution.attempt'] === 1)!.attributes['execution.id']));
+});
+
+it('continues the trace into an HTTP target request, which gets its span as traceparent', async () => {
+  const target = await startReceiver();
+  try {
+    child = spawnEntry('functions/local.ts', {
+      ...env.childEnv,
+      HTTP_PORT: '0',
+      HTTP_TARGET_ALLOW: '127.0.0.0/8,::1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
+    const api = JSON.parse(await child.waitFor(/api\.listening/)).url as string;
+    const job: any = await (await fetch(`${api}/api/v1/jobs`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'hook', http: { url: target.url('/hook?token=secret-in-query'), headers: { Authorization: 'Bearer hook-secret' } } }),
+    })).json();
+    expect(job.id, JSON.stringify(job)).toBeDefined();
+    const execution: any = await (await fetch(`${api}/api/v1/jobs/${job.id}/trigger`, {
+      method: 'POST',
+      headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
+    })).json();
+    await eventually(async () => (await env.store.executionGet(execution.id))?.status === 'succeeded');
+    const spans = await eventually(() => {
+      const t = receiver.spans.filter((s) => s.traceId === CALLER_TRACE);
+      return t.some((s) => s.kind === 3) && t.some((s) => s.name === 'attempt') ? t : null;
+    }, 15_000, 100);
+    const attempt = spans.find((s) => s.name === 'attempt')!;
+    const client = spans.find((s) => s.kind === 3)!; // CLIENT
+    expect(client.parentSpanId).toBe(attempt.spanId);
+    expect(client.name).toBe(`POST 127.0.0.1:${target.port}`);
+    expect(client.attributes).toMatchObject({ 'http.request.method': 'POST', 'server.address': '127.0.0.1', 'http.response.status_code': 200, 'execution.id': execution.id });
+    // The target received the client span's context.
+    expect(target.requests).toHaveLength(1);
+    expect(target.requests[0]!.headers.traceparent).toBe(`00-${CALLER_TRACE}-${client.spanId}-01`);
+    const exported = JSON.stringify(receiver.spans);
+    expect(exported).not.toContain('secret-in-query');
+    expect(exported).not.toContain('hook-secret');
+  } finally {
+    await target.close();
+  }
 });

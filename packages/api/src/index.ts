@@ -7,7 +7,7 @@ export { ApiError, toApiError, zodDetails, type ErrorBody, type ErrorDetail } fr
 export { keysetPage } from './pagination';
 export { outputResponse } from './routes/output';
 export { JobCreate } from './schemas/jobs';
-export { toJobSpec } from './serializers';
+export { bodyChanges, specBody, toJobSpec } from './serializers';
 // Roles and keys, shared with the dashboard and with functions/config.ts.
 export { accessOf, actorOf, needs, OPEN_PRINCIPAL, refuseBelow, type RouteAccess } from './auth';
 export { apiKeyList, keyFingerprint, keyMatcher, parseApiKeys, type ApiKey, type Principal } from './keys';

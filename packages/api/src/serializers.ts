@@ -2,7 +2,7 @@
  * @module serializers — domain objects (camelCase, ms, Date) to the wire (snake_case, seconds, ISO strings), and the
  * create body to the core's JobSpec.
  */
-import { DEFAULT_BACKOFF, NO_LIMITS, createAddressPolicy, maskTarget, targetWords, type AddressPolicy, type Execution, type ExecutionSummary, type Job, type JobChange, type JobSpec, type QueueDepth, type WorkerInfo } from '@jobs/core';
+import { DEFAULT_BACKOFF, NO_LIMITS, createAddressPolicy, maskChange, maskTarget, targetWords, type AddressPolicy, type Execution, type ExecutionSummary, type Job, type JobChange, type JobSpec, type QueueDepth, type WorkerInfo } from '@jobs/core';
 import type { ExecutionStats } from '@jobs/store';
 import { validationFailed } from './errors';
 import { limitsJson, toLimits } from './schemas/limits';
@@ -204,12 +204,7 @@ export function specBody(spec: JobSpec): Omit<JobCreateBody, 'allow_past'> {
 const EPOCH = new Date(0);
 
 /** A recorded change as the API shows it: an `http` target's secret header values masked, on both sides. */
-export function changeJson(change: JobChange): JobChange {
-  if (change.field !== 'http') return change;
-  const mask = (value: unknown) =>
-    value && typeof value === 'object' && 'headers' in value ? maskTarget({ http: value as Job['http'] }).http : value;
-  return { ...change, old: mask(change.old), new: mask(change.new) };
-}
+export const changeJson = (change: JobChange): JobChange => maskChange(change);
 
 /** The fields whose values differ between two create bodies, with both values. */
 export function bodyChanges(before: Record<string, unknown>, after: Record<string, unknown>): JobChange[] {

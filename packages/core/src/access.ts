@@ -4,6 +4,8 @@
  * transaction as the change itself.
  */
 
+import { maskHeaders } from './targets';
+
 /** From least to most: `read` sees everything, `operate` also runs and stops things, `admin` also changes jobs. */
 export const ROLES = ['read', 'operate', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -74,7 +76,12 @@ export function maskSecrets(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object' || depth > 20) return value;
   if (Array.isArray(value)) return value.map((v) => maskSecrets(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET_NAME.test(k) && v !== null && v !== undefined ? MASK : maskSecrets(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) {
+    if (SECRET_NAME.test(k) && v !== null && v !== undefined) out[k] = MASK;
+    // Request headers follow the HTTP target's own rule (targets.ts), so `X-Service-Key` is masked here too.
+    else if (k === 'headers' && v !== null && typeof v === 'object' && !Array.isArray(v)) out[k] = maskHeaders(v as Record<string, string>);
+    else out[k] = maskSecrets(v, depth + 1);
+  }
   return out;
 }
 

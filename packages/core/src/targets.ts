@@ -79,3 +79,26 @@ export function maskTarget<T extends Partial<JobTarget>>(target: T): T {
   if (!target.http) return target;
   return { ...target, http: { ...target.http, headers: maskHeaders(target.http.headers) } };
 }
+
+/**
+ * A recorded change (a job version's, a plan's) as anyone may see it: an `http` target's secret header values masked
+ * on both sides. Every reader of job_versions goes through it: the API, the dashboard.
+ */
+export function maskChange<C extends { field: string; old: unknown; new: unknown }>(change: C): C {
+  if (change.field !== 'http') return change;
+  const mask = (value: unknown) =>
+    value && typeof value === 'object' && 'headers' in value ? maskTarget({ http: value as JobTarget['http'] }).http : value;
+  return { ...change, old: mask(change.old), new: mask(change.new) };
+}
+
+/**
+ * `spec` with every header value sent back masked (as responses and prefilled forms show it) replaced by the stored
+ * value of that header in `current`: an edit that does not retype a secret keeps it.
+ */
+export function keepMaskedHeaders<S extends { http?: JobTarget['http'] }>(spec: S, current: { http?: JobTarget['http'] }): S {
+  if (!spec.http || !current.http) return spec;
+  const stored = new Map(Object.entries(current.http.headers).map(([name, value]) => [name.toLowerCase(), value]));
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(spec.http.headers)) headers[name] = value === MASKED ? (stored.get(name.toLowerCase()) ?? value) : value;
+  return { ...spec, http: { ...spec.http, headers } };
+}

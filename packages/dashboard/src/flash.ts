@@ -25,6 +25,17 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 const MESSAGES = {
   created: ([j]) => (id(j) ? { tone: 'ok', text: `Job #${j} created.` } : null),
+  edited: ([j, v]) =>
+    id(j) && id(v) ? { tone: 'ok', text: `Job #${j} saved as version ${v}: attempts that start from now on use it.` } : null,
+  'edit-unchanged': ([j]) => (id(j) ? { tone: 'ok', text: `Nothing changed: job #${j} keeps its version.` } : null),
+  backfilled: ([j, n, total]) =>
+    id(j)
+      ? {
+          tone: 'ok',
+          text: `Backfill: ${plural(count(n), 'execution')} created for ${plural(count(total), 'fire time')} (those that had one already were skipped).`,
+          link: { href: `/executions?job_id=${j}`, label: 'Its executions' },
+        }
+      : null,
   triggered: ([e, j]) =>
     id(e)
       ? {

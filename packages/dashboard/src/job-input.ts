@@ -3,10 +3,10 @@
  * (JobCreate) and converted by the same toJobSpec as POST /api/v1/jobs; problems come back per form field.
  * Also the schedule preview, from the scheduler's own cron code.
  */
-import { isValidTimeZone, nextFireTimes, parseCron, type JobSpec } from '@jobs/core';
+import { isValidTimeZone, nextFireTimes, parseCron, type Job, type JobSpec } from '@jobs/core';
 import { ApiError, JobCreate, toJobSpec, zodDetails, type ErrorDetail } from '@jobs/api';
 import type { AddressPolicy } from '@jobs/core';
-import { putTarget, TARGET_FIELDS, TARGET_FORM_DEFAULTS, TARGET_TEXTAREAS, targetFieldOf } from './target-input';
+import { putTarget, targetFormValues, TARGET_FIELDS, TARGET_FORM_DEFAULTS, TARGET_TEXTAREAS, targetFieldOf } from './target-input';
 
 /** The form's fields, as strings, exactly as typed (re-rendered as is after an error). */
 export const JOB_FIELDS = [
@@ -71,6 +71,41 @@ export const JOB_FORM_DEFAULTS: JobFormValues = {
   start_paused: '',
   ...TARGET_FORM_DEFAULTS,
 };
+
+/** A job's definition as the form's fields: the edit form starts from it. */
+export function jobFormValuesOf(job: Job): JobFormValues {
+  const seconds = (ms: number) => String(ms / 1000);
+  const optional = (n: number | null) => (n === null ? '' : String(n));
+  const l = job.limits;
+  return {
+    name: job.name,
+    cron_expr: job.cronExpr ?? '',
+    timezone: job.timezone,
+    run_at: job.runAt ? job.runAt.toISOString() : '',
+    max_retries: String(job.maxRetries),
+    timeout_seconds: seconds(job.timeoutMs),
+    lane: job.lane,
+    priority: String(job.priority),
+    payload: job.payload === null || job.payload === undefined ? '' : JSON.stringify(job.payload, null, 2),
+    overlap: job.overlap,
+    misfire: job.misfire,
+    catch_up_max: String(job.catchUpMax),
+    misfire_deadline_seconds: job.misfireDeadlineMs === null ? '' : seconds(job.misfireDeadlineMs),
+    backoff_base_seconds: seconds(job.backoff.baseMs),
+    backoff_factor: String(job.backoff.factor),
+    backoff_max_seconds: seconds(job.backoff.maxMs),
+    backoff_jitter: job.backoff.jitter,
+    max_concurrency: optional(l.maxConcurrency),
+    concurrency_key: l.concurrencyKey ?? '',
+    max_concurrency_per_key: optional(l.maxConcurrencyPerKey),
+    rate_limit_limit: l.rateLimit ? String(l.rateLimit.limit) : '',
+    rate_limit_period_seconds: l.rateLimit ? seconds(l.rateLimit.periodMs) : '',
+    rate_limit_per_key: l.rateLimit?.perKey ? 'on' : '',
+    start_paused: job.status === 'paused' ? 'on' : '',
+    // The target's fields, secret header values masked (saving the mask back keeps the stored value).
+    ...targetFormValues(job),
+  };
+}
 
 /** Browsers submit textarea line breaks as CRLF; a shell command or JSON typed in one means LF. */
 const TEXTAREAS: ReadonlySet<JobField> = new Set(['command', 'payload', ...TARGET_TEXTAREAS]);

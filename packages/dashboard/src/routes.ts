@@ -20,6 +20,7 @@ import { executionOutputStream, executionPage } from './pages/execution';
 import { cancelExecutionPage } from './pages/execution-cancel';
 import { executionsPage } from './pages/executions';
 import { deleteJobPage, jobPage } from './pages/job';
+import { backfillPage, backfillSubmit, editJobPage, editJobSubmit } from './pages/job-edit';
 import { createJobSubmit, newJobPage, schedulePreviewFragment } from './pages/job-form';
 import { jobsPage } from './pages/jobs';
 import { lanesPage, pauseLaneAction, resumeLaneAction } from './pages/lanes';
@@ -52,6 +53,10 @@ export const DASHBOARD_ROUTES: readonly DashboardRoute[] = [
   { method: 'GET', path: '/jobs/preview', access: 'fragment', role: 'admin', handler: schedulePreviewFragment },
   { method: 'POST', path: '/jobs', access: 'action', role: 'admin', action: 'job.create', handler: createJobSubmit },
   { method: 'GET', path: `/jobs/${ID}`, access: 'page', role: 'read', handler: jobPage },
+  { method: 'GET', path: `/jobs/${ID}/edit`, access: 'page', role: 'admin', handler: editJobPage },
+  { method: 'POST', path: `/jobs/${ID}/edit`, access: 'action', role: 'admin', action: 'job.update', handler: editJobSubmit },
+  { method: 'GET', path: `/jobs/${ID}/backfill`, access: 'page', role: 'operate', handler: backfillPage },
+  { method: 'POST', path: `/jobs/${ID}/backfill`, access: 'action', role: 'operate', action: 'job.backfill', handler: backfillSubmit },
   { method: 'GET', path: `/jobs/${ID}/delete`, access: 'page', role: 'admin', handler: deleteJobPage },
   { method: 'POST', path: `/jobs/${ID}/delete`, access: 'action', role: 'admin', action: 'job.delete', handler: deleteAction },
   { method: 'POST', path: `/jobs/${ID}/trigger`, access: 'action', role: 'operate', action: 'job.trigger', handler: triggerAction },

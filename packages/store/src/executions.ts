@@ -176,9 +176,11 @@ const RECORD_SQL = `WITH start_input AS (
      retries AS (
        INSERT INTO executions (job_id, root_id, retry_of, attempt, trigger, status, lane, priority, scheduled_for, payload,
          flow_key, traceparent)
-       SELECT job_id, root_id, id, attempt + 1, 'retry', 'retrying', lane, priority,
-              now() + make_interval(secs => coalesce(retry_delay_ms, 0)::double precision / 1000), payload, flow_key, traceparent
-       FROM done WHERE outcome = 'failed'
+       -- The job's current lane and priority: a retry is an attempt that starts later, so an edit applies to it.
+       SELECT d.job_id, d.root_id, d.id, d.attempt + 1, 'retry', 'retrying', j.lane, j.priority,
+              now() + make_interval(secs => coalesce(d.retry_delay_ms, 0)::double precision / 1000), d.payload, d.flow_key,
+              d.traceparent
+       FROM done d JOIN jobs j ON j.id = d.job_id WHERE d.outcome = 'failed'
        RETURNING ${CREATED_COLUMNS}
      ),
      minutes AS (

@@ -1,6 +1,6 @@
 /** @module routes/job-edits — jobs that change: PATCH, PUT by name (and its plan), the version history, and backfill. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { backfillJob, checkSpec, MASKED, NotFoundError, updateJob, upsertJobByName, type AddressPolicy, type EditPlan, type Job, type JobSpec } from '@jobs/core';
+import { backfillJob, checkSpec, keepMaskedHeaders, NotFoundError, updateJob, upsertJobByName, type AddressPolicy, type EditPlan, type Job, type JobSpec } from '@jobs/core';
 import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { validationFailed, zodDetails } from '../errors';
@@ -43,14 +43,6 @@ export function patchPlan(current: Job, patch: Record<string, unknown>, shortLan
 export function replacePlan(current: Job, body: JobCreateBody, shortLaneMaxTimeoutMs: number, targetPolicy?: AddressPolicy): EditPlan {
   const spec = keepMaskedHeaders(toJobSpec(body, shortLaneMaxTimeoutMs, targetPolicy), current);
   return { spec, changes: bodyChanges(specBody(current), specBody(spec)), allowPast: body.allow_past };
-}
-
-function keepMaskedHeaders(spec: JobSpec, current: Job): JobSpec {
-  if (!spec.http || !current.http) return spec;
-  const stored = new Map(Object.entries(current.http.headers).map(([name, value]) => [name.toLowerCase(), value]));
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(spec.http.headers)) headers[name] = value === MASKED ? stored.get(name.toLowerCase()) ?? value : value;
-  return { ...spec, http: { ...spec.http, headers } };
 }
 
 /** The name from the path (checked and normalised like a create body's) and the body with it. */

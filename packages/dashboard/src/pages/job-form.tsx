@@ -57,7 +57,7 @@ const LABELS: Record<string, string> = {
 };
 
 /** "Time zone: unknown time zone …", but not "Cron expression: Cron expression … never fires". */
-function withLabel(field: string, message: string): string {
+export function withLabel(field: string, message: string): string {
   const label = LABELS[field] ?? field;
   return message.toLowerCase().startsWith(label.toLowerCase()) ? message : `${label}: ${message}`;
 }
@@ -113,7 +113,24 @@ const LIMITS: readonly JobField[] = [
 
 const options = (values: readonly string[]): [string, string][] => values.map((v) => [v, v]);
 
-const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; preview: boolean }> = ({ view, values: v, errors: e, preview }) => {
+/** Where the form posts and what its buttons say: the create form, or the same form editing a job. */
+export interface FormTarget {
+  action: string;
+  submit: string;
+  cancel: string;
+  /** The status checkbox's label ("Create paused", or "Paused" when editing). */
+  paused: string;
+}
+
+const CREATE: FormTarget = { action: '/jobs', submit: 'Create job', cancel: '/jobs', paused: 'Create paused' };
+
+export const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; preview: boolean; target?: FormTarget }> = ({
+  view,
+  values: v,
+  errors: e,
+  preview,
+  target = CREATE,
+}) => {
   const problems = PAGE_ORDER.flatMap((field) => (e[field] === undefined ? [] : [[field, e[field]] as const]));
   return (
     <>
@@ -129,7 +146,7 @@ const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; prev
           </ul>
         </div>
       )}
-      <form method="post" action="/jobs" class="stacked" data-preview="/jobs/preview" novalidate>
+      <form method="post" action={target.action} class="stacked" data-preview="/jobs/preview" novalidate>
         <CsrfField view={view} />
         <fieldset>
           <legend>What to run</legend>
@@ -182,7 +199,7 @@ const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; prev
               <SelectField name="backoff_jitter" label="Jitter" value={v.backoff_jitter} error={e.backoff_jitter} options={[['full', 'full'], ['none', 'none']]} />
             </div>
             <TextArea name="payload" label="Payload (JSON)" value={v.payload} error={e.payload} hint="Passed to the command as JOB_PAYLOAD. At most 64 KiB." />
-            <CheckField name="start_paused" label="Create paused" checked={v.start_paused !== ''} error={e.start_paused} />
+            <CheckField name="start_paused" label={target.paused} checked={v.start_paused !== ''} error={e.start_paused} />
           </div>
         </details>
         <details class="advanced" open={LIMITS.some((f) => e[f] !== undefined || v[f] !== '') || undefined}>
@@ -203,12 +220,12 @@ const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; prev
         </details>
         <div class="button-row">
           <button type="submit" class="btn btn-primary">
-            Create job
+            {target.submit}
           </button>
           <button type="submit" class="btn" name="intent" value="preview">
             Preview schedule
           </button>
-          <a href="/jobs">Cancel</a>
+          <a href={target.cancel}>Cancel</a>
         </div>
       </form>
     </>

@@ -2,18 +2,56 @@
  * @module dashboard/pages/job — `/jobs/:id`: a job's settings, upcoming fire times and recent executions (live),
  * and `/jobs/:id/delete`, the confirmation page that makes deleting a two-step action without JS.
  */
-import { isLimited, nextFireTimes, NotFoundError, parseCron, type FlowJobState, type Job } from '@jobs/core';
+import { isLimited, maskChange, nextFireTimes, NotFoundError, parseCron, type FlowJobState, type Job, type JobVersion } from '@jobs/core';
 import type { FC } from 'hono/jsx';
 import { formatDuration, formatJson } from '../format';
 import { renderLive, renderPage } from '../render';
 import { ActionButton, ExecutionRow, JobActions, Pre, Schedule, Status, Table, When, ZonedTime, executionHeaders } from '../ui/components';
 import { PageHeader } from '../ui/layout';
 import { TargetDetails } from '../ui/target';
-import type { DashRequest } from '../view';
+import { can, type DashRequest } from '../view';
 
 const RECENT = 20;
+/** Versions the job page lists (GET /api/v1/jobs/{id}/versions has up to 1,000). */
+const VERSIONS_SHOWN = 20;
 
-async function loadJob(r: DashRequest): Promise<Job> {
+const value = (v: unknown) => (v === null || v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v));
+
+/** Who changed the definition, when, and what. */
+const Versions: FC<{ versions: JobVersion[]; now: Date }> = ({ versions, now }) => (
+  <section class="panel" aria-labelledby="versions-heading">
+    <h2 id="versions-heading" class="panel-title">
+      Version history
+    </h2>
+    <Table caption="Versions of this job, newest first" headers={['Version', 'When', 'Who', 'What changed']} rows={versions.length} empty="No versions recorded.">
+      {versions.slice(0, VERSIONS_SHOWN).map((v) => (
+        <tr>
+          <td>v{v.version}</td>
+          <td>
+            <When at={v.createdAt} now={now} />
+          </td>
+          <td>{v.actor}</td>
+          <td>
+            {v.changes.length === 0 ? (
+              <span class="muted">created</span>
+            ) : (
+              <ul class="compact">
+                {v.changes.map(maskChange).map((c) => (
+                  <li>
+                    <code>{c.field}</code>: {value(c.old)} → {value(c.new)}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </td>
+        </tr>
+      ))}
+    </Table>
+  </section>
+);
+
+/** The live job named by the path's `:id` (a 404 page otherwise). */
+export async function loadJob(r: DashRequest): Promise<Job> {
   const id = r.c.req.param('id')!;
   const job = await r.deps.store.jobGet(id);
   if (!job) throw new NotFoundError('job', id);
@@ -65,6 +103,11 @@ const Settings: FC<{ job: Job; now: Date }> = ({ job, now }) => (
       {job.misfire}
       {job.misfire === 'catch_up' && ` (at most ${job.catchUpMax})`}
       {job.misfireDeadlineMs !== null && `, deadline ${formatDuration(job.misfireDeadlineMs)}`}
+    </dd>
+    <dt>Version</dt>
+    <dd>
+      v{job.version}
+      {job.managedBy !== null && <span class="muted"> (managed by {job.managedBy})</span>}
     </dd>
     <dt>Created</dt>
     <dd>
@@ -140,9 +183,10 @@ const Limits: FC<{ job: Job; state: FlowJobState | null; now: Date }> = ({ job, 
 export async function jobPage(r: DashRequest): Promise<Response> {
   const job = await loadJob(r);
   const limited = isLimited(job.limits);
-  const [executions, flow] = await Promise.all([
+  const [executions, flow, versions] = await Promise.all([
     r.deps.store.executionList({ jobId: job.id, limit: RECENT }),
     limited ? r.deps.queue.flowInspect([job.id]) : Promise.resolve([]),
+    r.deps.store.jobVersions(job.id),
   ]);
   const now = r.view.now;
   const path = `/jobs/${job.id}`;
@@ -156,7 +200,23 @@ export async function jobPage(r: DashRequest): Promise<Response> {
             <Status status={job.status} /> Job #{job.id}
           </>
         }
-        actions={<JobActions view={r.view} job={job} returnTo={path} />}
+        actions={
+          <>
+            <JobActions view={r.view} job={job} returnTo={path} />
+            {can(r.view, 'operate') && (
+              <div class="button-row">
+                {can(r.view, 'admin') && (
+                  <a class="btn" href={`/jobs/${job.id}/edit`}>
+                    Edit
+                  </a>
+                )}
+                <a class="btn" href={`/jobs/${job.id}/backfill`}>
+                  Backfill…
+                </a>
+              </div>
+            )}
+          </>
+        }
       />
       <div class="grid-2">
         <section class="panel" aria-labelledby="schedule-heading">
@@ -187,6 +247,7 @@ export async function jobPage(r: DashRequest): Promise<Response> {
           <Settings job={job} now={now} />
         </section>
       </div>
+      <Versions versions={versions ?? []} now={now} />
     </>
   );
 
