@@ -9,6 +9,7 @@
 import { applyJobSpecs, commandDeps, createApp, type ApiDeps, type SpecResult } from '@jobs/api';
 import { createAddressPolicy } from '@jobs/core';
 import { dashboardRoutes } from '@jobs/dashboard';
+import { liveOutputReader, queueKeys } from '@jobs/queue';
 import { Hono } from 'hono';
 import { handle, type LambdaEvent } from 'hono/aws-lambda';
 import type { Context as LambdaContext } from 'aws-lambda';
@@ -36,6 +37,8 @@ export function apiDeps(ctx: Context): ApiDeps {
     shortLaneMaxTimeoutMs: ctx.config.shortLaneMaxTimeoutMs,
     // Workers heartbeat every LEASE_TIMEOUT / 3: "active" allows six missed beats before a worker drops off the list.
     workerActiveWithinMs: 2 * ctx.config.leaseMs,
+    // Live output travels through Redis; on the PostgreSQL queue there is none (LIVE_OUTPUT has no effect there).
+    liveOutput: ctx.redis ? liveOutputReader(ctx.redis, queueKeys(ctx.config.queuePrefix)) : null,
   };
 }
 

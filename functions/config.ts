@@ -53,6 +53,11 @@ export interface Config {
   lookaheadMs: number;
   misfireGraceMs: number;
   reconcileIntervalMs: number;
+  /** Finished executions are deleted after this long (failed and dead ones: deadRetentionMs); null: kept forever. */
+  historyRetentionMs: number | null;
+  deadRetentionMs: number | null;
+  /** False: running attempts' output is not streamed (GET /executions/{id}/output then has final output only). */
+  liveOutput: boolean;
   workerConcurrency: number;
   workerLanes: Lane[];
   leaseMs: number;
@@ -128,7 +133,7 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
     const raw = text(name, fallback);
     const ms = parseDuration(raw);
     if (ms === null || ms < min) {
-      problems.push(`${name}=${JSON.stringify(raw)} is not a duration of at least ${min} ms (use e.g. 10s, 500ms, 1m)`);
+      problems.push(`${name}=${JSON.stringify(raw)} is not a duration of at least ${min} ms (use e.g. 10s, 500ms, 1m, 30d)`);
       return parseDuration(fallback)!;
     }
     return ms;
@@ -235,6 +240,9 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
     lookaheadMs: duration('LOOKAHEAD', `${Math.max(2 * scheduleIntervalMs, 5000)}ms`, 100),
     misfireGraceMs: duration('MISFIRE_GRACE', '60s', 1000),
     reconcileIntervalMs: duration('RECONCILE_INTERVAL', '30s', 1000),
+    historyRetentionMs: duration('HISTORY_RETENTION', '30d', 0) || null,
+    deadRetentionMs: duration('DEAD_RETENTION', '90d', 0) || null,
+    liveOutput: oneOf('LIVE_OUTPUT', 'on', ['on', 'off'] as const) === 'on',
     workerConcurrency: integer('WORKER_CONCURRENCY', 10, 1, 10_000),
     wakeMaxWorkers: integer('WAKE_MAX_WORKERS', 10, 1, 1000),
     workerLanes: badLanes.length === 0 && lanes.length > 0 ? [...new Set(lanes as Lane[])] : ['short', 'long'],

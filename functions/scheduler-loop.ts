@@ -1,9 +1,10 @@
 /**
- * @module scheduler-loop — the local/container scheduler: runTick every SCHEDULE_INTERVAL, with the reaper, and
- * the reconciler every RECONCILE_INTERVAL, and the fold of closed minutes into the monotonic totals the Prometheus
- * counters read (packages/store/src/metrics.ts). Several of these may run at once; every pass is safe to repeat.
+ * @module scheduler-loop — the local/container scheduler: runTick every SCHEDULE_INTERVAL, with the reaper, the
+ * fold of closed minutes into the monotonic totals the Prometheus counters read (packages/store/src/metrics.ts) and
+ * the retention pass, and the reconciler every RECONCILE_INTERVAL. Several of these may run at once; every pass is
+ * safe to repeat.
  */
-import { LANES, reapOnce, reconcileOnce, runTick } from '@jobs/core';
+import { LANES, newRetentionCursor, pruneOnce, reapOnce, reconcileOnce, runTick } from '@jobs/core';
 import { pruneAccessOnce } from './access-retention';
 import type { Context } from './context';
 
@@ -13,6 +14,14 @@ export interface SchedulerLoop {
   nextPass(): Promise<void>;
 }
 
+/** Time one scheduler pass gives the retention pass (a tenth of the default interval). */
+export const RETENTION_BUDGET_MS = 1000;
+
+export const retentionRules = (config: Pick<Context['config'], 'historyRetentionMs' | 'deadRetentionMs'>) => ({
+  historyMs: config.historyRetentionMs,
+  deadMs: config.deadRetentionMs,
+});
+
 export function startSchedulerLoop(ctx: Context): SchedulerLoop {
   const { config, logger } = ctx;
   let stopped = false;
@@ -20,6 +29,7 @@ export function startSchedulerLoop(ctx: Context): SchedulerLoop {
   let current: Promise<void> | null = null;
   let lastReconcile = 0;
   let waiters: (() => void)[] = [];
+  const retention = newRetentionCursor();
 
   const pass = async () => {
     const started = Date.now();
@@ -54,6 +64,12 @@ export function startSchedulerLoop(ctx: Context): SchedulerLoop {
       await ctx.store.totalsFold();
     } catch (error) {
       logger.warn({ event: 'scheduler.fold_failed', err: String(error) });
+    }
+    try {
+      // Last, and within its own small budget: the scheduling passes above never wait for it.
+      await pruneOnce(ctx, { rules: retentionRules(config), cursor: retention, deadline: Date.now() + RETENTION_BUDGET_MS });
+    } catch (error) {
+      logger.warn({ event: 'scheduler.retention_failed', err: String(error) });
     }
     try {
       await ctx.store.workersPrune(Math.max(10 * config.leaseMs, 10 * 60_000));

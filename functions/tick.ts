@@ -1,6 +1,7 @@
 /**
  * The scheduler tick on Lambda, run every minute by an EventBridge schedule (infra/scheduler.ts): one scheduler
- * pass, the reaper and the reconciler within the invocation's time budget, then a `work-available` event on the bus
+ * pass, the reaper, the reconciler and the retention pass within the invocation's time budget, then a
+ * `work-available` event on the bus
  * that wakes a worker Lambda (infra/workers.ts) when short-lane work is ready or due within the lookahead, and the
  * queue metrics the container service scales on (queue-metrics.ts, when METRICS_NAMESPACE is set).
  *
@@ -8,13 +9,14 @@
  * repeat and the next tick runs them again. The invocation fails only when PostgreSQL is unreachable, because then
  * nothing can be scheduled at all and the failure must show in the function's error metrics.
  */
-import { LANES, reapOnce, reconcileOnce, runTick, type ReapResult, type TickResult } from '@jobs/core';
+import { LANES, newRetentionCursor, pruneOnce, reapOnce, reconcileOnce, runTick, type PruneResult, type ReapResult, type TickResult } from '@jobs/core';
 import type { Context as LambdaContext, ScheduledEvent } from 'aws-lambda';
 import { pruneAccessOnce } from './access-retention';
 import { WORK_AVAILABLE_DETAIL_TYPE, type WorkAvailableDetail } from './events';
 import { budgetMs, lambdaHandler, lambdaResources, wakeHorizonMs, type LambdaResources } from './lambda';
 import { publishQueueMetrics, type QueueMetricsSummary } from './queue-metrics';
 import { UnreachableError } from './resources';
+import { retentionRules } from './scheduler-loop';
 
 /** Time runTick leaves for the repair passes, the wake-up and the flush. */
 const TICK_RESERVE_MS = 15_000;
@@ -22,6 +24,10 @@ const TICK_RESERVE_MS = 15_000;
 const WAKE_RESERVE_MS = 5_000;
 /** Longest wait for EventBridge to take the events (the next tick publishes again anyway). */
 const FLUSH_MAX_MS = 10_000;
+/** Longest the retention pass may take in one tick (it continues in the next one). */
+const RETENTION_BUDGET_MS = 5_000;
+/** Where the retention sweep is, kept while the Lambda container lives. */
+const retentionCursor = newRetentionCursor();
 /** How long the PostgreSQL reachability check may take after a failed pass. */
 const PING_TIMEOUT_MS = 3_000;
 
@@ -29,6 +35,7 @@ export interface TickSummary {
   tick: TickResult | null;
   reaped: ReapResult | null;
   reconciled: { scanned: number; pushed: number } | null;
+  pruned: PruneResult | null;
   /** Short-lane depth as the wake-up saw it; `workers` work-available events were sent (`published` when any). */
   wake: { ready: number; delayed: number; dueSoon: number; workers: number; published: boolean; delivered: boolean | null } | null;
   /** What went out as CloudWatch metrics (null when METRICS_NAMESPACE is unset or the pass failed). */
@@ -46,7 +53,7 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
   const started = Date.now();
   const ctx = await lambdaResources();
   const { config, logger } = ctx;
-  const summary: TickSummary = { tick: null, reaped: null, reconciled: null, wake: null, metrics: null, errors: [], ms: 0 };
+  const summary: TickSummary = { tick: null, reaped: null, reconciled: null, pruned: null, wake: null, metrics: null, errors: [], ms: 0 };
   let reachable: Promise<boolean> | null = null;
 
   /** Runs one pass; a failure is recorded, and ends the invocation only if PostgreSQL is gone. */
@@ -80,6 +87,10 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
   } else skip('reconcile');
   // The Prometheus counters' totals (packages/store/src/metrics.ts), and what this tick publishes as AttemptsFinished.
   const folded = await pass('fold', () => ctx.store.totalsFold());
+  if (budgetMs(context, WAKE_RESERVE_MS) > 0) {
+    const deadline = Date.now() + Math.min(RETENTION_BUDGET_MS, budgetMs(context, WAKE_RESERVE_MS));
+    summary.pruned = await pass('retention', () => pruneOnce(ctx, { rules: retentionRules(config), cursor: retentionCursor, deadline }));
+  } else skip('retention');
   // Cosmetic (the workers list filters by heartbeat age); Lambda workers leave a row behind only when killed.
   await ctx.store.workersPrune(Math.max(10 * config.leaseMs, 10 * 60_000)).catch(() => undefined);
   if (budgetMs(context, WAKE_RESERVE_MS) > 0) {

@@ -1,5 +1,6 @@
 /** @module worker-setup — builds a Worker on a context: runner with handlers (and ECS task protection), cancel subscription, lifecycle. */
 import { Worker, createAddressPolicy, type Runner, type WorkerKind } from '@jobs/core';
+import { createLiveOutput, queueKeys } from '@jobs/queue';
 import { BUILTIN_HANDLERS, createRunner, type Handler, type RunnerOptions } from '@jobs/runner';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
@@ -37,13 +38,22 @@ export interface StartedWorker {
   stop(graceMs?: number): Promise<void>;
 }
 
+/** The live-output buffer of a worker process (LIVE_OUTPUT), or null when it is off. */
+export function liveOutputFor(ctx: Pick<Context, 'config' | 'redis' | 'logger'>) {
+  if (!ctx.config.liveOutput || !ctx.redis) return null;
+  return createLiveOutput(ctx.redis, queueKeys(ctx.config.queuePrefix), {
+    onError: (error) => ctx.logger.warn({ event: 'worker.live_output_failed', err: String(error) }),
+  });
+}
+
 export async function startWorker(
   ctx: Context,
   options: { kind: WorkerKind; handlers?: Record<string, Handler>; concurrency?: number; id?: string; metrics?: WorkerMetrics },
 ): Promise<StartedWorker> {
   const handlers = { ...BUILTIN_HANDLERS, ...(await loadHandlers(ctx.config.handlersModule)), ...options.handlers };
   const commands = commandSetup(ctx.config, ctx.logger);
-  let runner: Runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, ...targetOptions(ctx.config) });
+  const liveOutput = liveOutputFor(ctx);
+  let runner: Runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, liveOutput, ...targetOptions(ctx.config) });
   // On ECS: a scale-in or deploy must not stop this task while it runs attempts longer than its stop grace.
   if (ctx.config.ecsAgentUri) {
     runner = protectLongAttempts(runner, createTaskProtection({ agentUri: ctx.config.ecsAgentUri, logger: ctx.logger }), { graceMs: ctx.config.shutdownGraceMs });
@@ -77,6 +87,7 @@ export async function startWorker(
     worker,
     async stop(graceMs = ctx.config.shutdownGraceMs) {
       await worker.stop({ graceMs });
+      await liveOutput?.close();
       await unsubscribe();
       ctx.logger.info({ event: 'worker.stopped', worker_id: worker.id, counts: worker.counts });
     },

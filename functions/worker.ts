@@ -14,7 +14,7 @@ import { commandSetup, type CommandSetup } from './command-setup';
 import { newWorkerId } from './context';
 import type { WorkAvailableDetail } from './events';
 import { budgetMs, lambdaHandler, lambdaResources, wakeHorizonMs, type LambdaResources } from './lambda';
-import { VERSION, loadHandlers, targetOptions } from './worker-setup';
+import { VERSION, liveOutputFor, loadHandlers, targetOptions } from './worker-setup';
 
 /** No work seen for this long ends the invocation: a woken Lambda must not bill for waiting. */
 export const IDLE_EXIT_MS = 2_000;
@@ -38,6 +38,8 @@ interface Prepared {
   commands: CommandSetup;
   /** One per container, so HTTP targets reuse its connection pool from one invocation to the next. */
   runner: Runner;
+  /** Its live-output buffer (null: LIVE_OUTPUT=off, or no Redis), written out before each invocation returns. */
+  liveOutput: ReturnType<typeof liveOutputFor>;
 }
 
 /** Per container context: the loaded handlers, the command setup and the cancel subscription, set up once. */
@@ -78,7 +80,7 @@ export async function drainShortLane(
     return summary(null, empty, 'no-budget');
   }
 
-  const { runner } = await prepare(ctx);
+  const { runner, liveOutput } = await prepare(ctx);
   const worker = new Worker(
     {
       store: ctx.store,
@@ -119,6 +121,8 @@ export async function drainShortLane(
   } finally {
     clearTimeout(lastResort);
     active = null;
+    // Written out before the invocation returns: a frozen container would hold the rest until its next wake-up.
+    await liveOutput?.close();
   }
   const delivered = ctx.events ? await ctx.events.flush(Math.min(FLUSH_MAX_MS, budgetMs(context, 500))) : true;
   const result = summary(worker.id, { ...counts }, stoppedBy);
@@ -145,8 +149,9 @@ function prepare(ctx: LambdaResources): Promise<Prepared> {
       } catch (error) {
         ctx.logger.warn({ event: 'lambda.worker_cancel_subscribe_failed', err: String(error) });
       }
-      const runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, ...targetOptions(ctx.config) });
-      return { handlers, commands, runner };
+      const liveOutput = liveOutputFor(ctx);
+      const runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, liveOutput, ...targetOptions(ctx.config) });
+      return { handlers, commands, runner, liveOutput };
     })();
     ready.catch(() => prepared.delete(ctx));
     prepared.set(ctx, ready);

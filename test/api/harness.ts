@@ -1,6 +1,7 @@
 /** An API app on a fresh TestEnv (own schema and Redis prefix), and a small JSON client over app.request(). */
 import { createApp, type ApiDeps } from '@jobs/api';
 import { systemClock } from '@jobs/core';
+import { liveOutputReader, queueKeys } from '@jobs/queue';
 import { dashboardRoutes } from '@jobs/dashboard';
 import { createTestEnv, recorder, type TestEnv } from '../support/env';
 
@@ -32,6 +33,7 @@ export async function apiHarness(overrides: Partial<ApiDeps> = {}) {
     bodyLimitBytes: 256 * 1024,
     shortLaneMaxTimeoutMs: 600_000,
     workerActiveWithinMs: 60_000,
+    liveOutput: liveOutputReader(env.redis, queueKeys(env.prefix)),
     ...overrides,
   };
   const app = createApp(deps, [dashboardRoutes]);

@@ -37,6 +37,7 @@ describe('POST /api/v1/jobs', () => {
       misfire: 'run_once',
       catch_up_max: 10,
       misfire_deadline_seconds: null,
+      retention_days: null,
       last_run_at: null,
     });
     const schedule = parseCron('*/5 * * * *');
@@ -63,6 +64,7 @@ describe('POST /api/v1/jobs', () => {
         misfire: 'catch_up',
         catch_up_max: 4,
         misfire_deadline_seconds: 3600,
+        retention_days: 7,
         status: 'paused',
       },
     });
@@ -82,6 +84,7 @@ describe('POST /api/v1/jobs', () => {
       misfire: 'catch_up',
       catch_up_max: 4,
       misfire_deadline_seconds: 3600,
+      retention_days: 7,
       status: 'paused',
       next_run_at: null,
     });
@@ -90,6 +93,7 @@ describe('POST /api/v1/jobs', () => {
       timeoutMs: 900_000,
       backoff: { baseMs: 500, factor: 3, maxMs: 60_000, jitter: 'none' },
       misfireDeadlineMs: 3_600_000,
+      retentionDays: 7,
       catchUpMax: 4,
     });
   });
@@ -158,6 +162,10 @@ describe('POST /api/v1/jobs', () => {
     ['an unknown misfire policy', { misfire: 'later' }, 'misfire', /run_once/],
     ['a catch_up_max of 0', { catch_up_max: 0 }, 'catch_up_max', /1/],
     ['a misfire deadline of 0', { misfire_deadline_seconds: 0 }, 'misfire_deadline_seconds', /1/],
+    ['a negative retention', { retention_days: -1 }, 'retention_days', /0/],
+    ['a retention of a fraction of a day', { retention_days: 1.5 }, 'retention_days', /int/],
+    ['a retention over 100 years', { retention_days: 36_501 }, 'retention_days', /36500/],
+    ['a retention that is not a number', { retention_days: '30d' }, 'retention_days', /number/],
     ['an unknown status', { status: 'deleted' }, 'status', /active/],
     ['a run_at that is not an instant', { run_at: 'tomorrow' }, 'run_at', /datetime|date/i],
     ['a missing name', { name: undefined }, 'name', 'is required'],

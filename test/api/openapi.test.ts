@@ -33,6 +33,7 @@ const ENDPOINTS: [string, string][] = [
   ['post', '/api/v1/lanes/{lane}/resume'],
   ['get', '/api/v1/executions'],
   ['get', '/api/v1/executions/{id}'],
+  ['get', '/api/v1/executions/{id}/output'],
   ['post', '/api/v1/executions/{id}/cancel'],
   ['post', '/api/v1/executions/{id}/replay'],
   ['get', '/api/v1/workers'],

@@ -14,6 +14,7 @@ import { bullPostgresDrainOnce } from './scenarios/drain-bullmq-postgres';
 import { enqueueScenario } from './scenarios/enqueue';
 import { httpScenario } from './scenarios/http';
 import { latencyScenario } from './scenarios/latency';
+import { historyScenario } from './scenarios/history';
 import { metricsScenario } from './scenarios/metrics';
 import { profileScenario } from './scenarios/profile';
 import { scheduleScenario } from './scenarios/schedule';
@@ -182,6 +183,9 @@ async function main() {
       { jobs: opts['schedule-jobs'], cron: '* * * * * *', seconds: opts['schedule-seconds'], SCHEDULE_INTERVAL: '60s', LOOKAHEAD: '70s' },
       (c) => scheduleScenario(c, ctx, runs),
     );
+  }
+  if (selected.has('history')) {
+    await guard('history', 1, { n: opts['history-n'], jobs: 1000, drain: opts['history-drain'] }, (c) => historyScenario(c, ctx));
   }
   if (selected.has('tick')) {
     const runs = opts.runs ?? 3;

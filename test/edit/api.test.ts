@@ -35,6 +35,19 @@ describe('PATCH /jobs/{id}', () => {
     expect(Date.parse(versions.body.data[0].created_at)).toBeGreaterThan(0);
   });
 
+  it('sets and clears retention_days, refusing a negative one', async () => {
+    const job = await h.createJob({});
+    const set = await patch(job.id, { retention_days: 7 });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ retention_days: 7, version: 2 });
+    expect((await h.env.store.jobGet(job.id))!.retentionDays).toBe(7);
+    const bad = await patch(job.id, { retention_days: -1 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details[0].path).toBe('retention_days');
+    const cleared = await patch(job.id, { retention_days: null });
+    expect(cleared.body).toMatchObject({ retention_days: null, version: 3 });
+  });
+
   it('keeps the version when nothing changes (same values, a payload with its keys in another order)', async () => {
     const job = await h.createJob({ payload: { b: 1, a: { y: 2, x: 1 } } });
     const res = await patch(job.id, { command: 'echo hi', payload: { a: { x: 1, y: 2 }, b: 1 } });

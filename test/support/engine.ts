@@ -9,6 +9,7 @@ import {
   type Clock,
   type CommandDeps,
   type Lane,
+  type LiveOutputSink,
   type WorkerOptions,
 } from '@jobs/core';
 import { BUILTIN_HANDLERS, createRunner, findSupervisor, type Handler, type RunnerOptions, type Supervision } from '@jobs/runner';
@@ -30,9 +31,9 @@ export function engine(env: TestEnv, options: { clock?: Clock } = {}) {
     deps: deps as typeof deps & CommandDeps,
     clock,
     /** Starts a worker in this process; stopped by stopAll(). */
-    async worker(opts: Partial<WorkerOptions> & { handlers?: Record<string, Handler>; targets?: Pick<RunnerOptions, 'http' | 'lambda'> } = {}) {
+    async worker(opts: Partial<WorkerOptions> & { handlers?: Record<string, Handler>; targets?: Pick<RunnerOptions, 'http' | 'lambda'>; liveOutput?: LiveOutputSink } = {}) {
       const worker = new Worker(
-        { ...deps, runner: createRunner({ handlers: { ...BUILTIN_HANDLERS, ...opts.handlers }, supervision, ...opts.targets }) },
+        { ...deps, runner: createRunner({ handlers: { ...BUILTIN_HANDLERS, ...opts.handlers }, supervision, liveOutput: opts.liveOutput, ...opts.targets }) },
         {
           id: `test-${randomBytes(4).toString('hex')}`,
           kind: 'local',

@@ -16,6 +16,7 @@ import { requestSpans } from './tracing';
 import { utf8Body } from './utf8-body';
 import { auditRoutes } from './routes/audit';
 import { executionRoutes } from './routes/executions';
+import { outputRoutes } from './routes/output';
 import { flowRoutes } from './routes/flow';
 import { healthRoutes } from './routes/health';
 import { jobEditRoutes } from './routes/job-edits';
@@ -68,6 +69,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
   jobRoutes(v1, deps);
   jobEditRoutes(v1, deps);
   executionRoutes(v1, deps);
+  outputRoutes(v1, deps);
   systemRoutes(v1, deps);
   flowRoutes(v1, deps);
   auditRoutes(v1, deps);

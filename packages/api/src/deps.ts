@@ -1,5 +1,5 @@
 /** @module deps — what the API needs from the outside; functions/ builds it once per process from Context + Config. */
-import type { AddressPolicy, Clock, CommandDeps, Logger, QueueAdapter, TraceSpan, Tracing, TransitionSink } from '@jobs/core';
+import type { AddressPolicy, Clock, CommandDeps, LiveOutputReader, Logger, QueueAdapter, TraceSpan, Tracing, TransitionSink } from '@jobs/core';
 import type { Store } from '@jobs/store';
 import type { ApiKey, Principal } from './keys';
 
@@ -9,6 +9,8 @@ export interface ApiDeps {
   clock: Clock;
   sink: TransitionSink;
   logger: Logger;
+  /** Running attempts' output so far (the workers' live buffer); absent: a running attempt's output reads empty. */
+  liveOutput?: LiveOutputReader | null;
   /** Which addresses HTTP targets may reach (HTTP_TARGET_ALLOW); a denied literal address is a 400 at create. */
   targetPolicy?: AddressPolicy;
   /**

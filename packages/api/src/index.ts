@@ -5,6 +5,7 @@ export type { ApiDeps, ApiEnv } from './deps';
 export { ApiError, toApiError, zodDetails, type ErrorBody, type ErrorDetail } from './errors';
 // What the dashboard (@jobs/dashboard) shares with the API: the job schema and its conversion, keyset pages.
 export { keysetPage } from './pagination';
+export { outputResponse } from './routes/output';
 export { JobCreate } from './schemas/jobs';
 export { bodyChanges, specBody, toJobSpec } from './serializers';
 // Roles and keys, shared with the dashboard and with functions/config.ts.

@@ -47,6 +47,7 @@ function definitionJson(job: Job): JobJson {
     misfire: job.misfire,
     catch_up_max: job.catchUpMax,
     misfire_deadline_seconds: job.misfireDeadlineMs === null ? null : seconds(job.misfireDeadlineMs),
+    retention_days: job.retentionDays,
     ...limitsJson(job.limits),
     managed_by: job.managedBy,
     version: job.version,
@@ -179,6 +180,7 @@ export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number, ta
     misfire: body.misfire,
     catchUpMax: body.catch_up_max,
     misfireDeadlineMs: body.misfire_deadline_seconds ? body.misfire_deadline_seconds * 1000 : null,
+    retentionDays: body.retention_days ?? null,
     lane: body.lane ?? (tooLongForShort ? 'long' : 'short'),
     priority: body.priority,
     limits: toLimits(body),
@@ -192,7 +194,8 @@ export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number, ta
  */
 export function specBody(spec: JobSpec): Omit<JobCreateBody, 'allow_past'> {
   const job = definitionJson({ ...spec, http: spec.http ?? null, lambda: spec.lambda ?? null, id: '', status: spec.status ?? 'active',
-    limits: spec.limits ?? NO_LIMITS, managedBy: spec.managedBy ?? null, version: 0, nextRunAt: null, lastRunAt: null, createdAt: EPOCH, updatedAt: EPOCH });
+    limits: spec.limits ?? NO_LIMITS, managedBy: spec.managedBy ?? null, retentionDays: spec.retentionDays ?? null,
+    version: 0, nextRunAt: null, lastRunAt: null, createdAt: EPOCH, updatedAt: EPOCH });
   const body: Record<string, unknown> = {};
   for (const key of Object.keys(JobFields.shape)) if (key !== 'allow_past') body[key] = (job as Record<string, unknown>)[key] ?? null;
   return body as Omit<JobCreateBody, 'allow_past'>;

@@ -274,6 +274,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/{id}/output": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An execution's output as text (a running one: what it printed so far); ?follow=true streams it as server-sent events */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description true: server-sent events (`output`, then `end`) until the attempt ends. */
+                    follow?: "true" | "false";
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The output (text/plain, with X-Execution-Status), or with follow=true an event stream */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Invalid input */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workers": {
         parameters: {
             query?: never;
@@ -463,6 +541,7 @@ export interface components {
             misfire: "skip" | "run_once" | "catch_up";
             catch_up_max: number;
             misfire_deadline_seconds: number | null;
+            retention_days: number | null;
             max_concurrency: number | null;
             concurrency_key: string | null;
             max_concurrency_per_key: number | null;
@@ -607,6 +686,8 @@ export interface components {
             /** @default 10 */
             catch_up_max: number;
             misfire_deadline_seconds?: number | null;
+            /** @description Days finished executions are kept (failed and dead ones at least DEAD_RETENTION); 0: forever; null: HISTORY_RETENTION. */
+            retention_days?: number | null;
             /**
              * @default active
              * @enum {string}
@@ -850,6 +931,8 @@ export interface components {
             misfire?: "skip" | "run_once" | "catch_up";
             catch_up_max?: number;
             misfire_deadline_seconds?: number | null;
+            /** @description Days finished executions are kept (failed and dead ones at least DEAD_RETENTION); 0: forever; null: HISTORY_RETENTION. */
+            retention_days?: number | null;
             /** @enum {string} */
             status?: "active" | "paused";
             /**
@@ -955,6 +1038,8 @@ export interface components {
             /** @default 10 */
             catch_up_max: number;
             misfire_deadline_seconds?: number | null;
+            /** @description Days finished executions are kept (failed and dead ones at least DEAD_RETENTION); 0: forever; null: HISTORY_RETENTION. */
+            retention_days?: number | null;
             /**
              * @default active
              * @enum {string}

@@ -11,8 +11,10 @@ import { firstRunAt } from './schedule';
 import { createdTransition, transition } from './transitions';
 import { isLimited, type Transition, type Execution, type ExecutionStatus, type FlowLimits, type Job, type Lane, type QueueItem } from './types';
 
-export type JobSpec = Omit<Job, 'id' | 'status' | 'limits' | 'managedBy' | 'version' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt' | 'http' | 'lambda'> & {
+export type JobSpec = Omit<Job, 'id' | 'status' | 'limits' | 'retentionDays' | 'managedBy' | 'version' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt' | 'http' | 'lambda'> & {
   status?: Job['status'];
+  /** Default: null (the deployment's HISTORY_RETENTION). */
+  retentionDays?: number | null;
   /** Default: none (the target is the command or handler). */
   http?: Job['http'];
   lambda?: Job['lambda'];
@@ -61,8 +63,8 @@ export interface CommandQueue extends EditQueue {
   push(items: readonly QueueItem[]): Promise<void>;
   /** Best effort: drops waiting ids from the ready and delayed sets and tells their worker to kill running ones. */
   withdraw(items: readonly (QueueItem & { running: boolean })[]): Promise<void>;
-  /** Removes replayed ids from the dead-letter list. */
-  forgetDead(items: readonly { id: string; lane: Lane }[]): Promise<void>;
+  /** Removes ids from the dead-letter list (replayed ones; `oldest`: deleted by retention, at its old end). */
+  forgetDead(items: readonly { id: string; lane: Lane }[], options?: { oldest?: boolean }): Promise<void>;
   /** Copies job limits and lane states (never slots: `full` is false) to the queue. */
   flowRestore: FlowQueue['flowRestore'];
 }

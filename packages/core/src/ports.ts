@@ -191,6 +191,11 @@ export interface WorkerStore extends FlowStore {
   executionsRecord(input: { workerId: string; leaseMs: number; starts: StartRecord[]; outcomes: Outcome[] }): Promise<RecordResult>;
   /** Extends the leases still held; returns the ids that are still running under these tokens. */
   executionsHeartbeat(input: { workerId: string; leaseMs: number; claims: Claim[] }): Promise<Set<string>>;
+  /**
+   * Stores what attempts printed that ended without an outcome of this worker's (cancelled, replaced, lease lost):
+   * only into rows already final under the same token (or none) with no output yet. Returns the ids written.
+   */
+  executionsKeepOutput(items: { id: string; token: string; output: string }[]): Promise<Set<string>>;
   /** Puts attempts the worker gives up on during shutdown back to queued (conditional on token). */
   executionsRelease(claims: Claim[]): Promise<CreatedExecution[]>;
   workerUpsert(info: WorkerInfo): Promise<void>;
@@ -216,6 +221,28 @@ export interface WorkerQueue extends FlowQueue {
   push(items: readonly QueueItem[]): Promise<void>;
   /** Tells the workers running these executions to kill them (they were cancelled or replaced). */
   withdraw(items: readonly (QueueItem & { running: boolean })[]): Promise<void>;
+}
+
+/**
+ * Receives what running attempts print, for readers while they run (GET /executions/{id}/output). Must never block
+ * or throw: it buffers, and writes out in batches on its own schedule.
+ */
+export interface LiveOutputSink {
+  append(executionId: string, chunk: Buffer): void;
+  /** The attempt ended: what it printed is in its outcome from now on. */
+  end(executionId: string): void;
+}
+
+/** One write of a running attempt's output: its id (a cursor, also the SSE event id) and its text. */
+export interface LiveOutputEntry {
+  id: string;
+  text: string;
+}
+
+/** Reads what running attempts printed so far (written by a LiveOutputSink). */
+export interface LiveOutputReader {
+  /** The writes after `afterId` (all when null), oldest first. */
+  read(executionId: string, afterId: string | null): Promise<LiveOutputEntry[]>;
 }
 
 /** Runs one attempt. Must honour `cancel.signal` (kill the process group) and cap its output. */

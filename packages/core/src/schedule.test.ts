@@ -10,7 +10,7 @@ function job(overrides: Partial<Job> = {}): Job {
   return {
     id: '1', name: 'j', cronExpr: '*/1 * * * *', timezone: 'UTC', runAt: null, command: 'true', handler: null, http: null, lambda: null,
     payload: null, status: 'active', maxRetries: 0, backoff: DEFAULT_BACKOFF, timeoutMs: 1000, overlap: 'allow',
-    misfire: 'run_once', catchUpMax: 10, misfireDeadlineMs: null, lane: 'short', priority: 0, limits: NO_LIMITS, managedBy: null, version: 1,
+    misfire: 'run_once', catchUpMax: 10, misfireDeadlineMs: null, retentionDays: null, lane: 'short', priority: 0, limits: NO_LIMITS, managedBy: null, version: 1,
     nextRunAt: T('2025-06-01T12:01:00Z'), lastRunAt: null, createdAt: T('2025-06-01T12:00:00Z'), updatedAt: T('2025-06-01T12:00:00Z'),
     ...overrides,
   };

@@ -93,6 +93,8 @@ export interface Job {
   catchUpMax: number;
   /** A missed fire time older than this is dropped whatever the policy. Null: no deadline. */
   misfireDeadlineMs: number | null;
+  /** Days its finished executions are kept (failed and dead ones at least the dead retention); 0: forever; null: the default. */
+  retentionDays: number | null;
   lane: Lane;
   priority: number;
   limits: FlowLimits;

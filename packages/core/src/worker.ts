@@ -343,9 +343,13 @@ export class Worker {
     const durationMs = Math.round(performance.now() - startedAt);
     const reason = abort.aborted ? abort.reason : null;
     if (reason === CANCELLED || reason === RELEASED) {
-      // Someone else decided this attempt's fate (cancel, replace, shutdown release): nothing of ours to record.
+      // Someone else decided this attempt's fate (cancel, replace, shutdown release): nothing of ours to record but
+      // what a cancelled attempt printed, kept on its row (a released one runs again and prints again).
       this.recorder.forget(execution.id);
-      if (reason === CANCELLED) this.ack(execution.lane, [execution]);
+      if (reason === CANCELLED) {
+        this.ack(execution.lane, [execution]);
+        if (result.output) this.keepOutput(execution, result.output);
+      }
     } else {
       const ok = result.ok && reason !== TIMEOUT;
       const error = reason === TIMEOUT ? `timed out after ${execution.timeoutMs} ms` : result.error;
@@ -479,6 +483,19 @@ export class Worker {
   }
 
   // ---------------------------------------------------------------- helpers
+
+  /** Best effort: the row is final already, and its output only helps whoever reads it. */
+  private keepOutput(execution: StartedExecution, output: string): void {
+    // The row turns final when the cancel or the reaper commits, which may be just after the attempt was stopped.
+    const attempt = (left: number) =>
+      this.deps.store
+        .executionsKeepOutput([{ id: execution.id, token: execution.token, output }])
+        .then((kept) => {
+          if (!kept.has(execution.id) && left > 0) setTimeout(() => void attempt(left - 1), 500).unref?.();
+        })
+        .catch((error) => this.deps.logger.warn({ event: 'worker.keep_output_failed', worker_id: this.id, execution_id: execution.id, err: String(error) }));
+    void attempt(3);
+  }
 
   private ack(lane: Lane, claims: Claim[]): void {
     this.deps.queue.settle({ lane, acks: claims, dead: [], push: [] }).catch((error) => {

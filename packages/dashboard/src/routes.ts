@@ -16,7 +16,7 @@ import { serveAsset } from './assets';
 import type { RouteGuard } from './gate';
 import { auditPage } from './pages/audit';
 import { deadPage } from './pages/dead';
-import { executionPage } from './pages/execution';
+import { executionOutputStream, executionPage } from './pages/execution';
 import { cancelExecutionPage } from './pages/execution-cancel';
 import { executionsPage } from './pages/executions';
 import { deleteJobPage, jobPage } from './pages/job';
@@ -65,6 +65,7 @@ export const DASHBOARD_ROUTES: readonly DashboardRoute[] = [
 
   { method: 'GET', path: '/executions', access: 'page', role: 'read', handler: executionsPage },
   { method: 'GET', path: `/executions/${ID}`, access: 'page', role: 'read', handler: executionPage },
+  { method: 'GET', path: `/executions/${ID}/output`, access: 'fragment', role: 'read', handler: executionOutputStream },
   { method: 'GET', path: `/executions/${ID}/cancel`, access: 'page', role: 'operate', handler: cancelExecutionPage },
   { method: 'POST', path: `/executions/${ID}/cancel`, access: 'action', role: 'operate', action: 'execution.cancel', handler: cancelAction },
   { method: 'POST', path: `/executions/${ID}/replay`, access: 'action', role: 'operate', action: 'execution.replay', handler: replayAction },

@@ -27,6 +27,8 @@ export interface QueueKeys {
   control: string;
   /** Prefix of every flow-control key (the layout is in lua/includes/flow.lua). */
   flow: string;
+  /** Stream: what a running attempt printed so far (live-output.ts), short-lived. */
+  output(executionId: string): string;
 }
 
 /**
@@ -42,6 +44,7 @@ export function queueKeys(prefix: string = DEFAULT_PREFIX): QueueKeys {
     cancelChannel: `${prefix}:cancel`,
     control: `${prefix}:control`,
     flow: `${prefix}:flow`,
+    output: (executionId) => `${prefix}:output:${executionId}`,
     lane(lane) {
       let keys = cache.get(lane);
       if (!keys) {

@@ -219,8 +219,15 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       }
     },
 
-    async forgetDead(items: readonly { id: string; lane: Lane }[]): Promise<void> {
-      for (const item of items) await redis.lrem(keys.lane(item.lane).dead, 0, item.id);
+    /**
+     * Removes ids from the dead-letter lists, in one round trip. Each LREM stops at its id (an id is listed once):
+     * searched from the head (the list is newest first: replays), or from the tail for the `oldest` (retention).
+     */
+    async forgetDead(items: readonly { id: string; lane: Lane }[], options: { oldest?: boolean } = {}): Promise<void> {
+      if (items.length === 0) return;
+      const pipeline = redis.pipeline();
+      for (const item of items) pipeline.lrem(keys.lane(item.lane).dead, options.oldest ? -1 : 1, item.id);
+      for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
     },
 
     /** Ids on the dead-letter list of a lane, newest first. */

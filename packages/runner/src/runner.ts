@@ -3,7 +3,7 @@
  * handler registered by name, an HTTP request (http.ts) or a Lambda invocation (lambda.ts). Each adapter returns the
  * outcome with its output and classification (final, Retry-After); the core's retry policy decides what follows.
  */
-import type { Cancellation, Runner, RunResult, StartedExecution, Tracing } from '@jobs/core';
+import type { Cancellation, LiveOutputSink, Runner, RunResult, StartedExecution, Tracing } from '@jobs/core';
 import { createHttpTarget, type HttpOptions } from './http';
 import { createLambdaTarget, type LambdaOptions } from './lambda';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
@@ -60,7 +60,7 @@ export function createRunner(options: RunnerOptions = {}): Runner & { handlers: 
         if (!handler) {
           return { ok: false, exitCode: null, output: '', error: `no handler named ${JSON.stringify(execution.handler)} is registered in this worker` };
         }
-        return runHandler(handler, execution, cancel, limit);
+        return runHandler(handler, execution, cancel, limit, options.liveOutput ?? null);
       }
       if (execution.command) {
         if (options.commands === false) return { ok: false, exitCode: null, output: '', error: COMMANDS_DISABLED };
@@ -72,8 +72,14 @@ export function createRunner(options: RunnerOptions = {}): Runner & { handlers: 
   return options.tracing ? { handlers, run: traceAttempts(runner, options.tracing).run } : runner;
 }
 
-async function runHandler(handler: Handler, execution: StartedExecution, cancel: Cancellation, limit: number): Promise<RunResult> {
-  const output = new CappedOutput(limit);
+async function runHandler(
+  handler: Handler,
+  execution: StartedExecution,
+  cancel: Cancellation,
+  limit: number,
+  live: LiveOutputSink | null,
+): Promise<RunResult> {
+  const output = new CappedOutput(limit, live ? { onChunk: (chunk) => live.append(execution.id, chunk) } : {});
   try {
     const value = await handler({
       jobId: execution.jobId,
@@ -92,6 +98,8 @@ async function runHandler(handler: Handler, execution: StartedExecution, cancel:
     return { ok: true, exitCode: null, output: output.toString(), error: null };
   } catch (error) {
     return { ok: false, exitCode: null, output: output.toString(), error: error instanceof Error ? error.message : String(error) };
+  } finally {
+    live?.end(execution.id);
   }
 }
 

@@ -9,12 +9,14 @@
  * cancel, timeout and exit; a process that leaves the group, or any process when the worker is SIGKILLed, survives.
  */
 import { spawn } from 'node:child_process';
-import type { RunResult, StartedExecution } from '@jobs/core';
+import type { LiveOutputSink, RunResult, StartedExecution } from '@jobs/core';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 import type { Supervision } from './supervisor';
 
 export interface ShellOptions {
   outputLimit?: number;
+  /** Where a running attempt's output also goes as it is printed (GET /executions/{id}/output); absent: nowhere. */
+  liveOutput?: LiveOutputSink | null;
   /** Environment the command sees; secrets of the scheduler itself are removed (see `commandEnv`). */
   env?: NodeJS.ProcessEnv;
   /** After SIGTERM, SIGKILL follows after this long. */
@@ -57,10 +59,11 @@ export function runShell(
   signal: AbortSignal,
   options: ShellOptions = {},
 ): Promise<RunResult> {
-  const output = new CappedOutput(options.outputLimit ?? DEFAULT_OUTPUT_LIMIT);
+  const live = options.liveOutput ?? null;
+  const output = new CappedOutput(options.outputLimit ?? DEFAULT_OUTPUT_LIMIT, live ? { onChunk: (chunk) => live.append(execution.id, chunk) } : {});
   const killAfterMs = options.killAfterMs ?? 2000;
   const supervision = options.supervision ?? null;
-  return new Promise((resolve) => {
+  const done = new Promise<RunResult>((resolve) => {
     if (signal.aborted) {
       resolve({ ok: false, exitCode: null, output: '', error: `not started: ${String(signal.reason)}` });
       return;
@@ -120,6 +123,7 @@ export function runShell(
       }
     });
   });
+  return live ? done.finally(() => live.end(execution.id)) : done;
 }
 
 function killGroup(pid: number | undefined, sig: NodeJS.Signals): void {

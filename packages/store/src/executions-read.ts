@@ -1,7 +1,8 @@
 /** @module executions-read — reading executions: one, lists with keyset pagination, and the stats. */
-import type { Execution, ExecutionStatus, ExecutionSummary, Lane } from '@jobs/core';
+import { EXECUTION_STATUSES, InvalidInputError, LIVE_STATUSES, type Execution, type ExecutionStatus, type ExecutionSummary, type Lane } from '@jobs/core';
 import type pg from 'pg';
 import { isId } from './jobs';
+import { transaction } from './transaction';
 import { EXECUTION_COLUMNS, EXECUTION_SUMMARY_COLUMNS, toExecution, toExecutionSummary } from './rows';
 
 export interface ExecutionListFilter {
@@ -18,15 +19,68 @@ export async function executionGet(pool: pg.Pool, id: string): Promise<Execution
   return rows[0] ? toExecution(rows[0]) : null;
 }
 
+/**
+ * The SQL of one list shape, made so that each filter reads the index that hands out its rows newest first, and a
+ * page costs its own rows whatever the history holds. The status is written into the SQL as a literal (one of
+ * EXECUTION_STATUSES, never user text), not a parameter: that is what lets the planner prove a partial index applies
+ * (executions_rare and executions_rare_job for the rare final statuses, executions_live and executions_lease for the
+ * live ones) in any plan, without a redundant predicate that would shrink its row estimate and tempt it to a bitmap
+ * scan and a sort of every matching row. Lists of a live status read only live rows: job_id is compared as `job_id
+ * + 0`, which no index has, so the job's whole history (executions_job) is never the way in.
+ */
+function listSql(filter: { job: boolean; status: ExecutionStatus | null }): string {
+  const where: string[] = ['($1::bigint IS NULL OR id < $1)'];
+  const live = filter.status !== null && (LIVE_STATUSES as readonly string[]).includes(filter.status);
+  if (filter.job) where.push(live ? 'job_id + 0 = $3' : 'job_id = $3');
+  if (filter.status === 'succeeded') {
+    // The bulk of the history, with no index of its own: said as "none of the others", whose estimate is high with
+    // statistics or without, so the planner walks the index in order and stops at the page (an equality estimated
+    // at 0.5% on a fresh table made it fetch and sort every row below the cursor instead).
+    where.push(`status NOT IN (${EXECUTION_STATUSES.filter((x) => x !== 'succeeded').map((x) => `'${x}'`).join(', ')})`);
+  } else if (filter.status !== null) where.push(`status = '${filter.status}'`);
+  return `SELECT ${EXECUTION_SUMMARY_COLUMNS} FROM executions WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $2`;
+}
+
+const LIST_SQL = new Map<string, string>();
+
+/**
+ * Sent before the list of any status but succeeded, in the same transaction: no bitmap scans, and sorts only as a
+ * last resort. Those statuses are rare in the history (or live, and then a backlog may hold a million of them), and
+ * when one job holds most of a status's rows (a job that keeps failing) the planner's estimate for "this job and
+ * this status" is far too low, so it would fetch and sort all of them to find a page. With these two off it walks
+ * the status's partial index in order and stops at the page, whatever the statistics say. Transaction-local
+ * (set_config(..., true)): nothing stays on the connection, and no session is pinned behind a pooler.
+ */
+export const ORDERED_PLANS_SQL = `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`;
+
+/**
+ * The statement executionList sends for `filter` (exported for the plan tests); `ordered`: it runs after
+ * ORDERED_PLANS_SQL in one transaction.
+ */
+export function executionListQuery(filter: ExecutionListFilter): { text: string; values: unknown[]; ordered: boolean } {
+  const status = filter.status ?? null;
+  if (status !== null && !(EXECUTION_STATUSES as readonly string[]).includes(status)) {
+    throw new InvalidInputError(`unknown status ${JSON.stringify(String(status).slice(0, 50))}`, 'status');
+  }
+  const shape = { job: filter.jobId !== undefined, status };
+  const key = `${shape.job}:${shape.status}`;
+  let text = LIST_SQL.get(key);
+  if (text === undefined) LIST_SQL.set(key, (text = listSql(shape)));
+  const values: unknown[] = [filter.before ?? null, filter.limit];
+  if (shape.job) values.push(filter.jobId);
+  return { text, values, ordered: status !== null && status !== 'succeeded' };
+}
+
 /** A page of list rows, newest first (payload and output stay on executionGet). */
 export async function executionList(pool: pg.Pool, filter: ExecutionListFilter): Promise<ExecutionSummary[]> {
   if (filter.jobId !== undefined && !isId(filter.jobId)) return [];
-  const { rows } = await pool.query(
-    `SELECT ${EXECUTION_SUMMARY_COLUMNS} FROM executions
-     WHERE ($1::bigint IS NULL OR job_id = $1) AND ($2::text IS NULL OR status = $2) AND ($3::bigint IS NULL OR id < $3)
-     ORDER BY id DESC LIMIT $4`,
-    [filter.jobId ?? null, filter.status ?? null, filter.before ?? null, filter.limit],
-  );
+  const { text, values, ordered } = executionListQuery(filter);
+  const { rows } = ordered
+    ? await transaction(pool, async (client) => {
+        await client.query(ORDERED_PLANS_SQL);
+        return client.query(text, values);
+      })
+    : await pool.query(text, values);
   return rows.map(toExecutionSummary);
 }
 
@@ -88,15 +142,14 @@ export async function executionStats(pool: pg.Pool): Promise<ExecutionStats> {
     pool.query(
       `SELECT status, sum(count)::bigint AS n FROM execution_minutes WHERE minute > now() - interval '24 hours' GROUP BY status`,
     ),
-    // The latest finished attempts, found walking the primary key back from the newest row: no index on
-    // finished_at (it would cost every recorded outcome an index insert), and ids grow with time.
+    // Durations of the attempts among the newest 1,000 rows that finished within the hour: a walk of the primary key
+    // back from the newest row that reads at most 1,000 rows, whatever the history (no index on finished_at: it
+    // would cost every recorded outcome an index insert; ids grow with time).
     pool.query(
       `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50,
               percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95, count(*)::int AS n
-       FROM (SELECT duration_ms FROM executions
-             WHERE id > (SELECT coalesce(max(id), 0) FROM executions) - 20000
-               AND duration_ms IS NOT NULL AND finished_at > now() - interval '1 hour'
-             ORDER BY id DESC LIMIT 1000) recent`,
+       FROM (SELECT duration_ms, finished_at FROM executions ORDER BY id DESC LIMIT 1000) recent
+       WHERE duration_ms IS NOT NULL AND finished_at > now() - interval '1 hour'`,
     ),
     pool.query(
       `SELECT extract(epoch FROM now() - min(queued_at)) * 1000 AS age FROM executions
@@ -149,12 +202,18 @@ export interface MinuteOutcomes {
  * @example const hour = await executionOutcomesPerMinute(pool); hour.at(-1)!.succeeded
  */
 export async function executionOutcomesPerMinute(pool: pg.Pool, minutes = 60): Promise<MinuteOutcomes[]> {
-  // Reads at most minutes × 3 rows of the rollup; generate_series gives the empty minutes their row.
+  // Reads only the rollup rows of the window (a range of its primary key, which leads with the minute);
+  // generate_series gives the empty minutes their row.
   const { rows } = await pool.query(
-    `SELECT m.minute, e.status, coalesce(e.count, 0)::bigint AS n
-     FROM generate_series(date_trunc('minute', now()) - make_interval(mins => $1::int - 1), date_trunc('minute', now()),
-                          interval '1 minute') AS m(minute)
-     LEFT JOIN execution_minutes e ON e.minute = m.minute
+    `WITH w AS (SELECT date_trunc('minute', now()) - make_interval(mins => $1::int - 1) AS since, date_trunc('minute', now()) AS upto),
+     counted AS (
+       SELECT e.minute, e.status, sum(e.count)::bigint AS n FROM execution_minutes e, w
+       WHERE e.minute >= w.since AND e.minute <= w.upto AND e.status IN ('succeeded', 'failed', 'dead')
+       GROUP BY e.minute, e.status
+     )
+     SELECT m.minute, c.status, coalesce(c.n, 0)::bigint AS n
+     FROM w, generate_series(w.since, w.upto, interval '1 minute') AS m(minute)
+     LEFT JOIN counted c ON c.minute = m.minute
      ORDER BY m.minute`,
     [minutes],
   );
@@ -190,30 +249,30 @@ export async function executionLastOutcomes(
 /**
  * The attempt chain around one execution, oldest first: the attempts it retries or replays (following retry_of back),
  * and the retries and replays made from it or from its successors. Empty for an unknown id.
- * Forward links have no index on retry_of, so they are searched among the job's next `forwardLimit` linked rows.
+ * Both directions follow retry_of (forward through executions_retry_of, which holds only retries and replays), so the
+ * chain costs its own rows, however long the job's history.
  */
-export async function executionChain(pool: pg.Pool, id: string, forwardLimit = 500): Promise<Execution[]> {
+export async function executionChain(pool: pg.Pool, id: string, limit = 500): Promise<Execution[]> {
   if (!isId(id)) return [];
   const { rows } = await pool.query(
+    // Each step is a LATERAL probe (primary key back, executions_retry_of forward): a join there could be planned as
+    // a scan of the whole table when the statistics are missing.
     `WITH RECURSIVE back AS (
        SELECT id, retry_of, 0 AS depth FROM executions WHERE id = $1
        UNION ALL
-       SELECT e.id, e.retry_of, b.depth + 1 FROM executions e JOIN back b ON e.id = b.retry_of WHERE b.depth < 100
+       SELECT p.id, p.retry_of, b.depth + 1 FROM back b
+       CROSS JOIN LATERAL (SELECT e.id, e.retry_of FROM executions e WHERE e.id = b.retry_of) p WHERE b.depth < 100
      ),
      later AS (
-       SELECT id FROM executions
-       WHERE job_id = (SELECT job_id FROM executions WHERE id = $1) AND id > $1 AND retry_of IS NOT NULL
-       ORDER BY id LIMIT $2
+       SELECT id, 0 AS depth FROM executions WHERE id = $1
+       UNION ALL
+       SELECT n.id, l.depth + 1 FROM later l
+       CROSS JOIN LATERAL (SELECT e.id FROM executions e WHERE e.retry_of = l.id AND e.retry_of IS NOT NULL LIMIT 100) n
+       WHERE l.depth < 100
      )
-     SELECT ${EXECUTION_COLUMNS} FROM executions WHERE id IN (SELECT id FROM back UNION SELECT id FROM later) ORDER BY id`,
-    [id, forwardLimit],
+     SELECT ${EXECUTION_COLUMNS} FROM executions
+     WHERE id = ANY(ARRAY(SELECT id FROM back UNION SELECT id FROM (SELECT id FROM later LIMIT $2) l)) ORDER BY id`,
+    [id, limit],
   );
-  const all = rows.map(toExecution);
-  const keep = new Set<string>();
-  const self = BigInt(id);
-  // Rows come in id order and a retry or replay always has a larger id than its source, so one pass links them.
-  for (const e of all) {
-    if (BigInt(e.id) <= self || (e.retryOf !== null && keep.has(e.retryOf))) keep.add(e.id);
-  }
-  return all.filter((e) => keep.has(e.id));
+  return rows.map(toExecution);
 }

@@ -277,6 +277,26 @@ export async function executionsHeartbeat(
   return new Set(rows.map((r) => r.id as string));
 }
 
+/**
+ * Stores the output of attempts that ended without an outcome of their worker's (cancelled, replaced, lease lost).
+ * Fenced like an outcome, and never over anything: the row must be final, hold this attempt's token (or none: it
+ * was cancelled before its start was recorded) and have no output yet.
+ */
+export async function executionsKeepOutput(pool: pg.Pool, items: { id: string; token: string; output: string }[]): Promise<Set<string>> {
+  if (items.length === 0) return new Set();
+  const { rows } = await pool.query(
+    `WITH input AS (SELECT * FROM json_to_recordset($1::json) AS i(id bigint, token text, output text))
+     UPDATE executions e SET output = i.output
+     FROM input i
+     WHERE e.id = ANY(ARRAY(SELECT id FROM input)) AND e.id = i.id
+       AND e.status IN ('cancelled', 'failed', 'dead', 'skipped') AND e.output IS NULL
+       AND (e.lease_token = i.token OR e.lease_token IS NULL)
+     RETURNING e.id`,
+    [JSON.stringify(items.map((i) => ({ id: i.id, token: i.token, output: storableText(i.output) })))],
+  );
+  return new Set(rows.map((r) => r.id as string));
+}
+
 /** Gives attempts back as queued (same attempt, no retry used): a shutdown is not the job's failure. */
 export async function executionsRelease(pool: pg.Pool, claims: Claim[]): Promise<CreatedExecution[]> {
   if (claims.length === 0) return [];

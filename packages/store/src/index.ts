@@ -4,13 +4,15 @@
  *   const store = createStore(new pg.Pool({ connectionString }));
  *   await migrate(store.pool);
  */
-import type { AuditEntry, CommandStore, RecoveryStore, TickStore, WorkerStore } from '@jobs/core';
+import type { AuditEntry, CommandStore, RecoveryStore, RetentionStore, TickStore, WorkerStore } from '@jobs/core';
 import type pg from 'pg';
 import * as audit from './audit';
 import * as commands from './execution-commands';
 import * as executions from './executions';
 import * as flow from './flow';
 import * as reads from './executions-read';
+import * as minutes from './minutes';
+import * as retention from './retention';
 import * as sessions from './sessions';
 import * as jobs from './jobs';
 import * as edits from './job-edits';
@@ -22,6 +24,7 @@ import { createTriggerBatcher } from './trigger-batch';
 export { migrate, migrations } from './migrate';
 export { StorePool, idempotent, isConnectionError, retrySafe, type StorePoolConfig, type StorePoolEvent } from './pool';
 export { isId } from './jobs';
+export { ORDERED_PLANS_SQL, executionListQuery } from './executions-read';
 export type { JobListFilter } from './jobs';
 export type { ExecutionListFilter, ExecutionStats, LaneLoad, MinuteOutcomes } from './executions-read';
 export type { LaneRow } from './flow';
@@ -42,8 +45,9 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     // jobs
     jobInsert: (spec: Parameters<typeof jobs.jobInsert>[1], audit?: AuditEntry) => jobs.jobInsert(pool, spec, audit),
     jobGet: (id: string) => jobs.jobGet(pool, id),
-    jobNames: (ids: readonly string[]) => jobs.jobNames(pool, ids),
+    jobNames: (ids: readonly string[], options?: { live?: boolean }) => jobs.jobNames(pool, ids, options),
     jobList: (filter: jobs.JobListFilter) => jobs.jobList(pool, filter),
+    jobChoices: (limit: number) => jobs.jobChoices(pool, limit),
     jobSetStatus: (input: Parameters<typeof jobs.jobSetStatus>[1], audit?: AuditEntry) => jobs.jobSetStatus(pool, input, audit),
     jobDelete: (id: string, audit?: AuditEntry) => jobs.jobDelete(pool, id, audit),
     jobsMaterialiseDue: (input: Parameters<typeof jobs.jobsMaterialiseDue>[1]) => jobs.jobsMaterialiseDue(pool, input),
@@ -59,6 +63,7 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     executionsRecord: (input: Parameters<typeof executions.executionsRecord>[1]) => executions.executionsRecord(pool, input),
     executionsFinish: (outcomes: Parameters<typeof executions.executionsFinish>[1]) => executions.executionsFinish(pool, outcomes),
     executionsHeartbeat: (input: Parameters<typeof executions.executionsHeartbeat>[1]) => executions.executionsHeartbeat(pool, input),
+    executionsKeepOutput: (items: Parameters<typeof executions.executionsKeepOutput>[1]) => executions.executionsKeepOutput(pool, items),
     executionsRelease: (claims: Parameters<typeof executions.executionsRelease>[1]) => executions.executionsRelease(pool, claims),
     executionsLeaseExpired: (limit: number) => executions.executionsLeaseExpired(pool, limit),
     executionsWaitingPage: (input: Parameters<typeof executions.executionsWaitingPage>[1]) => executions.executionsWaitingPage(pool, input),
@@ -75,6 +80,10 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     executionOutcomesPerMinute: (minutes?: number) => reads.executionOutcomesPerMinute(pool, minutes),
     executionLastOutcomes: (jobIds: readonly string[]) => reads.executionLastOutcomes(pool, jobIds),
     executionChain: (id: string) => reads.executionChain(pool, id),
+    // retention
+    executionsPrune: (input: Parameters<typeof retention.executionsPrune>[1]) => retention.executionsPrune(pool, input),
+    jobsWithShortRetention: (input: Parameters<typeof retention.jobsWithShortRetention>[1]) => retention.jobsWithShortRetention(pool, input),
+    executionMinutesPrune: (input: Parameters<typeof minutes.executionMinutesPrune>[1]) => minutes.executionMinutesPrune(pool, input),
     // flow control
     flowSnapshot: (input: Parameters<typeof flow.flowSnapshot>[1]) => flow.flowSnapshot(pool, input),
     executionsFinal: (ids: readonly string[]) => flow.executionsFinal(pool, ids),
@@ -107,6 +116,6 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
       return true;
     },
   };
-  return store satisfies TickStore & WorkerStore & RecoveryStore & CommandStore;
+  return store satisfies TickStore & WorkerStore & RecoveryStore & CommandStore & RetentionStore;
 }
 export { transaction } from './transaction';

@@ -53,6 +53,7 @@ export function specColumns(spec: JobSpec): { names: string[]; values: unknown[]
     ['misfire', spec.misfire],
     ['catch_up_max', spec.catchUpMax],
     ['misfire_deadline_ms', spec.misfireDeadlineMs],
+    ['retention_days', spec.retentionDays ?? null],
     ['lane', spec.lane],
     ['priority', spec.priority],
     ['managed_by', spec.managedBy ?? null],
@@ -116,12 +117,24 @@ export async function jobGet(pool: pg.Pool, id: string): Promise<Job | null> {
   return rows[0] ? toJob(rows[0]) : null;
 }
 
-/** Names of these jobs (deleted ones included: their attempts may still be counted somewhere). */
-export async function jobNames(pool: pg.Pool, ids: readonly string[]): Promise<Map<string, string>> {
-  const valid = ids.filter(isId);
+/**
+ * Names of the jobs among `ids`, in one statement: deleted ones included (their attempts may still be counted
+ * somewhere), unless `live`.
+ */
+export async function jobNames(pool: pg.Pool, ids: readonly string[], options: { live?: boolean } = {}): Promise<Map<string, string>> {
+  const valid = [...new Set(ids.filter(isId))];
   if (valid.length === 0) return new Map();
-  const { rows } = await pool.query(`SELECT id, name FROM jobs WHERE id = ANY($1::bigint[])`, [valid]);
+  const { rows } = await pool.query(
+    `SELECT id, name FROM jobs WHERE id = ANY($1::bigint[])${options.live ? ' AND deleted_at IS NULL' : ''}`,
+    [valid],
+  );
   return new Map(rows.map((r) => [r.id as string, r.name as string]));
+}
+
+/** Ids and names of the newest live jobs (a filter's choices): no per-job read of the history, unlike jobList. */
+export async function jobChoices(pool: pg.Pool, limit: number): Promise<{ id: string; name: string }[]> {
+  const { rows } = await pool.query(`SELECT id, name FROM jobs WHERE deleted_at IS NULL ORDER BY id DESC LIMIT $1`, [limit]);
+  return rows.map((r) => ({ id: r.id as string, name: r.name as string }));
 }
 
 /** Newest first, keyset-paginated by id so pages stay stable while jobs are added. */

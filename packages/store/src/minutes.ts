@@ -3,6 +3,7 @@
  * executions, so throughput, success rate, 24-hour counts and the Prometheus counters and histograms read at most
  * a few thousand rows instead of the history.
  */
+import type pg from 'pg';
 
 /**
  * Upper bounds (ms) of the attempt-duration histogram buckets. Part of the schema: the rows store one cumulative
@@ -39,4 +40,44 @@ export function countInMinutes(source: string, status: string, measured: { durat
              duration_le = buckets_add(execution_minutes.duration_le, excluded.duration_le),
              lateness_ms = execution_minutes.lateness_ms + excluded.lateness_ms,
              lateness_le = buckets_add(execution_minutes.lateness_le, excluded.lateness_le)`;
+}
+
+/** What one call of executionMinutesPrune took out of the roll-up, per status. */
+export type PrunedMinutes = Record<string, { count: number; durationMs: number }>;
+
+/**
+ * Deletes up to `limit` roll-up rows older than their status's retention (failed and dead: `deadMs`, never less than
+ * `historyMs`; the rest: `historyMs`; null keeps forever), oldest first, and returns what the deleted rows counted.
+ * The one place roll-up rows are ever deleted. The monotonic totals (execution_totals, metrics.ts) hold every
+ * minute up to their watermark, so only those minutes are deleted and the counters they feed never decrease.
+ * @example const pruned = await executionMinutesPrune(pool, { historyMs: 30 * 86_400_000, deadMs: 90 * 86_400_000, limit: 1000 });
+ */
+export async function executionMinutesPrune(
+  pool: pg.Pool,
+  input: { historyMs: number | null; deadMs: number | null; limit: number },
+): Promise<PrunedMinutes> {
+  if (input.historyMs === null) return {};
+  const deadMs = input.deadMs === null ? null : Math.max(input.deadMs, input.historyMs);
+  // Walks the primary key from the oldest minute. Only minutes the monotonic totals already hold (at or before
+  // their watermark, see metrics.ts) may go, so the Prometheus counters never drop.
+  const { rows } = await pool.query(
+    `WITH doomed AS (
+       SELECT minute, status, lane FROM execution_minutes
+       WHERE minute < now() - make_interval(secs => $1::bigint / 1000.0)
+         AND minute <= (SELECT folded_through FROM execution_totals_mark)
+         AND (status NOT IN ('failed', 'dead')
+              OR ($2::bigint IS NOT NULL AND minute < now() - make_interval(secs => $2::bigint / 1000.0)))
+       ORDER BY minute LIMIT $3
+       FOR UPDATE SKIP LOCKED
+     ),
+     gone AS (
+       DELETE FROM execution_minutes m USING doomed d WHERE m.minute = d.minute AND m.status = d.status AND m.lane = d.lane
+       RETURNING m.status, m.count, m.duration_ms
+     )
+     SELECT status, sum(count)::bigint AS count, sum(duration_ms)::bigint AS duration_ms FROM gone GROUP BY status`,
+    [input.historyMs, deadMs, input.limit],
+  );
+  const out: PrunedMinutes = {};
+  for (const r of rows) out[r.status] = { count: Number(r.count), durationMs: Number(r.duration_ms) };
+  return out;
 }

@@ -5,7 +5,7 @@ import type { Backoff, ChangedExecution, CreatedExecution, Execution, ExecutionS
 export const JOB_COLUMNS = `id, name, cron_expr, timezone, run_at, command, handler, http, lambda, payload, status, max_retries,
   backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
   misfire_deadline_ms, lane, priority, max_concurrency, concurrency_key, max_concurrency_per_key, rate_limit,
-  rate_period_ms, rate_per_key, managed_by, version, next_run_at, created_at, updated_at,
+  rate_period_ms, rate_per_key, retention_days, managed_by, version, next_run_at, created_at, updated_at,
   (SELECT x.started_at FROM executions x
     WHERE x.job_id = jobs.id AND x.started_at IS NOT NULL ORDER BY x.id DESC LIMIT 1) AS last_run_at`;
 
@@ -29,6 +29,7 @@ export function toJob(r: any): Job {
     misfire: r.misfire,
     catchUpMax: r.catch_up_max,
     misfireDeadlineMs: r.misfire_deadline_ms === null ? null : Number(r.misfire_deadline_ms),
+    retentionDays: r.retention_days ?? null,
     lane: r.lane,
     priority: r.priority,
     limits: toLimits(r),

@@ -2,7 +2,7 @@
 
 export const SCENARIOS = ['drain', 'enqueue', 'latency', 'peer', 'memory', 'schedule', 'tick', 'metrics', 'http'] as const;
 /** Diagnostics, run only when named in --only. */
-export const DIAGNOSTICS = ['profile'] as const;
+export const DIAGNOSTICS = ['profile', 'history'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number] | (typeof DIAGNOSTICS)[number];
 
 const DEFAULTS = {
@@ -34,6 +34,8 @@ const DEFAULTS = {
   'metrics-scrapes': 200, // metrics: scrapes per run
   'profile-n': 20_000,
   'profile-rate': 1_000, // latency breakdown load (triggers/s)
+  'history-n': 5_000_000, // history: executions built by SQL over 30 days
+  'history-drain': 20_000, // history: jobs drained with and without the retention pass running
 };
 
 export type Options = { [K in keyof typeof DEFAULTS]: number } & {

@@ -168,6 +168,13 @@ export const JobFields = z.strictObject({
   misfire: z.enum(MISFIRE_POLICIES).default('run_once'),
   catch_up_max: z.number().int().min(1).max(1000).default(10),
   misfire_deadline_seconds: z.number().int().min(1).max(MAX_DEADLINE_SECONDS).nullish(),
+  retention_days: z
+    .number()
+    .int()
+    .min(0)
+    .max(36_500)
+    .nullish()
+    .openapi({ description: 'Days finished executions are kept (failed and dead ones at least DEAD_RETENTION); 0: forever; null: HISTORY_RETENTION.' }),
   status: z.enum(JOB_STATUSES).default('active'),
   managed_by: z
     .string()
@@ -220,6 +227,7 @@ export const Job = z
     misfire: z.enum(MISFIRE_POLICIES),
     catch_up_max: z.number().int(),
     misfire_deadline_seconds: z.number().nullable(),
+    retention_days: z.number().int().nullable(),
     ...limitOutputFields,
     managed_by: z.string().nullable().openapi({ description: 'Set when a jobs-as-code apply created the job.' }),
     version: z.number().int().openapi({ example: 1, description: '1 at creation, +1 on every change of the definition.' }),

@@ -65,6 +65,35 @@ export const SCRIPT = String.raw`
   }
   Array.prototype.forEach.call(document.querySelectorAll('[data-live]'), live);
 
+  // Live output of a running attempt: follow its event stream and append what it prints; once it ends, the live
+  // region above shows the whole output, so the panel goes. Without JavaScript the panel shows the output as of
+  // the page's rendering.
+  Array.prototype.forEach.call(document.querySelectorAll('[data-output-stream]'), function (panel) {
+    if (typeof EventSource !== 'function') return;
+    var text = panel.querySelector('[data-output-text]');
+    var note = panel.querySelector('[data-output-status]');
+    var source = new EventSource(panel.getAttribute('data-output-stream'));
+    var first = true;
+    note.textContent = 'Following: new output appears as it is printed';
+    source.addEventListener('output', function (event) {
+      // The stream starts with everything written so far: it replaces what the page was rendered with.
+      if (first) { text.textContent = ''; first = false; }
+      var atEnd = text.scrollHeight - text.scrollTop - text.clientHeight < 40;
+      text.textContent += event.data;
+      if (atEnd) text.scrollTop = text.scrollHeight; // follow the end unless the reader scrolled up
+    });
+    source.addEventListener('end', function (event) {
+      source.close();
+      var status = '';
+      try { status = JSON.parse(event.data).status; } catch (e) { /* no status: say it ended */ }
+      note.textContent = 'The attempt ended' + (status ? ' (' + status + ')' : '') + ': its whole output is under Output above.';
+    });
+    source.addEventListener('error', function () {
+      // EventSource reconnects by itself (resuming after the last event); say so meanwhile.
+      if (source.readyState !== EventSource.CLOSED) note.textContent = 'Connection lost; reconnecting';
+    });
+  });
+
   // Schedule preview on the job form: ask the server (the scheduler's own cron code) as the user types.
   var form = document.querySelector('form[data-preview]');
   if (form) {

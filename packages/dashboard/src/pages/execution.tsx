@@ -3,6 +3,7 @@
  * its attempt chain (retries and replays), and cancel or replay. Live until the attempt is final.
  */
 import { LIVE_STATUSES, NotFoundError, type Execution, type Job } from '@jobs/core';
+import { outputResponse } from '@jobs/api';
 import type { FC } from 'hono/jsx';
 import { formatDuration, formatJson, formatUtc } from '../format';
 import { renderLive } from '../render';
@@ -84,6 +85,21 @@ const Actions: FC<{ e: Execution; view: View }> = ({ e, view }) =>
   </div>
 );
 
+/** A running attempt's output so far; the script appends what follows, and removes the panel once it ends. */
+const LiveOutput: FC<{ id: string; sofar: string }> = ({ id, sofar }) => (
+  <section class="panel" aria-labelledby="live-output-heading" data-output-stream={`/executions/${id}/output?follow=true`}>
+    <h2 id="live-output-heading" class="panel-title">
+      Live output
+    </h2>
+    <p class="hint" data-output-status role="status">
+      As of this page's rendering; reload for more.
+    </p>
+    <pre class="block" tabindex={0} aria-label="Live output" data-output-text>
+      {sofar}
+    </pre>
+  </section>
+);
+
 /** A finished attempt's duration; a running one's time so far and when its timeout kills it. */
 const RunTime: FC<{ e: Execution; job: Job | null; now: Date }> = ({ e, job, now }) => {
   if (e.status !== 'running' || !e.startedAt) return <Duration ms={e.durationMs} />;
@@ -153,12 +169,24 @@ export async function executionPage(r: DashRequest): Promise<Response> {
         </section>
       </div>
       <h2>Output</h2>
-      <Pre text={e.output} label="Output" empty={isLive(e) ? 'No output yet.' : 'No output.'} />
+      {isLive(e) ? (
+        <p class="muted">Running: its output so far is under "Live output" below; the whole output shows here once it ends.</p>
+      ) : (
+        <Pre text={e.output} label="Output" empty="No output." />
+      )}
       <h2>Error</h2>
       <Pre text={e.error} label="Error" empty="No error." />
       <h2>Payload</h2>
       <Pre text={formatJson(e.payload)} label="Payload" empty="No payload." />
     </>
   );
-  return renderLive(r, { title: `Execution #${e.id}`, label: 'Execution status', before, live, final: !isLive(e), everyMs: 2000 });
+  // Outside the live region (its refreshes would cut the stream): what the attempt printed so far, then, with
+  // JavaScript, everything it prints from now on (the script follows /executions/:id/output?follow=true).
+  const after = isLive(e) ? <LiveOutput id={e.id} sofar={(await (r.deps.liveOutput?.read(e.id, null) ?? Promise.resolve([])).catch(() => [])).map((x) => x.text).join('')} /> : undefined;
+  return renderLive(r, { title: `Execution #${e.id}`, label: 'Execution status', before, live, after, final: !isLive(e), everyMs: 2000 });
+}
+
+/** `/executions/:id/output`: the REST API's output (text, or events with ?follow=true) behind the dashboard's session. */
+export function executionOutputStream(r: DashRequest): Promise<Response> {
+  return outputResponse(r.c, r.deps, r.c.req.param('id')!, r.c.req.query('follow') === 'true');
 }

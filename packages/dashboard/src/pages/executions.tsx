@@ -17,7 +17,7 @@ export async function executionsPage(r: DashRequest): Promise<Response> {
   const { store } = r.deps;
   const [page, jobs] = await Promise.all([
     keysetPage((n) => store.executionList({ jobId, status, before, limit: n }), PAGE_SIZE, (e) => e),
-    store.jobList({ limit: 200 }),
+    store.jobChoices(200),
   ]);
   const names = new Map(jobs.map((j) => [j.id, j.name]));
   for (const [id, name] of await jobNames(store, page.data.map((e) => e.jobId).filter((id) => !names.has(id)))) names.set(id, name);
