@@ -8,6 +8,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { LIVE_STATUSES, NotFoundError, type Execution } from '@jobs/core';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { IdParams, errorResponses, notFoundResponse } from '../schemas/common';
 
@@ -86,6 +87,8 @@ export function outputRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
     createRoute({
       method: 'get',
       path: '/executions/{id}/output',
+      operationId: 'getExecutionOutput',
+      middleware: [needs('read')] as const,
       tags: ['executions'],
       summary: "An execution's output as text (a running one: what it printed so far); ?follow=true streams it as server-sent events",
       request: { params: IdParams, query: OutputQuery },
