@@ -79,7 +79,7 @@ export const databaseSsl = $dev ? 'off' : 'require';
  * What the runtimes need to reach Redis (none without it). ElastiCache enforces TLS (`transitEncryptionMode:
  * required`) and AUTH, and runs in cluster mode (above); local Redis has none of these.
  */
-export const redisEnvironment = redis
+export const redisEnvironment: Record<string, $util.Input<string>> = redis
   ? {
       REDIS_URL: $dev ? $interpolate`redis://${redis.host}:${redis.port}` : $interpolate`rediss://${redis.username}@${redis.host}:${redis.port}`,
       REDIS_CLUSTER: $dev ? 'false' : 'true',
