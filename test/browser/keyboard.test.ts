@@ -76,6 +76,9 @@ describe.skipIf(!HAS_CHROMIUM)('keyboard paths in chromium', () => {
     const { context, page, problems } = await signIn();
     await page.goto('/jobs/new');
     await tabTo(page, '#f-name');
+    // After the name, what the job runs: the target's kind (a command by default), then the command itself.
+    await page.keyboard.press('Tab');
+    expect((await focused(page)).id).toBe('f-target');
     await page.keyboard.press('Tab');
     expect((await focused(page)).id).toBe('f-command');
     await page.keyboard.type('echo made by keyboard');

@@ -97,7 +97,8 @@ export interface Problems {
 
 /**
  * Records what must not happen on any page of `context`. A live-region poll or a schedule preview that a navigation
- * or a newer keystroke aborts is not a problem (the script does that on purpose).
+ * or a newer keystroke aborts is not a problem (the script does that on purpose), nor is the execution page's
+ * output stream (an EventSource, which every navigation away from the page ends).
  */
 export function watch(context: BrowserContext): Problems {
   const list: string[] = [];
@@ -105,7 +106,8 @@ export function watch(context: BrowserContext): Problems {
   const isExpected = (status: number, url: string) => expected.some((e) => e.status === status && e.url.test(url));
   context.on('requestfailed', (request) => {
     const fromScript = request.headers()['x-dashboard-fragment'] !== undefined;
-    if (fromScript && request.failure()?.errorText === 'net::ERR_ABORTED') return;
+    const outputStream = /\/executions\/\d+\/output\?follow=true$/.test(request.url());
+    if ((fromScript || outputStream) && request.failure()?.errorText === 'net::ERR_ABORTED') return;
     list.push(`request failed: ${request.method()} ${request.url()}: ${request.failure()?.errorText}`);
   });
   context.on('response', (response) => {

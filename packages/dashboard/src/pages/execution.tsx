@@ -94,7 +94,7 @@ const LiveOutput: FC<{ id: string; sofar: string }> = ({ id, sofar }) => (
     <p class="hint" data-output-status role="status">
       As of this page's rendering; reload for more.
     </p>
-    <pre class="block" tabindex={0} aria-label="Live output" data-output-text>
+    <pre class="block" tabindex={0} role="log" aria-label="Live output" data-output-text>
       {sofar}
     </pre>
   </section>
