@@ -102,6 +102,8 @@ export class Worker {
   private reserved = 0;
   private readonly running = new Map<string, Running>();
   private stopping = false;
+  private stopped: Promise<void> | null = null;
+  private stopDeadline = Number.POSITIVE_INFINITY;
   private slotWaiters: (() => void)[] = [];
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private timeoutTimer: NodeJS.Timeout | null = null;
@@ -157,13 +159,20 @@ export class Worker {
    * Stops claiming, lets running attempts finish within `graceMs`, gives the rest back to the queue, writes every
    * pending record, and deregisters.
    */
-  async stop({ graceMs }: { graceMs: number }): Promise<void> {
+  stop({ graceMs }: { graceMs: number }): Promise<void> {
+    // One shutdown per worker: a second call (the Lambda's last-resort timer while the drain winds down) only
+    // shortens the grace and waits for the same end, so no caller returns while a release is still in flight.
     this.stopping = true;
+    this.stopDeadline = Math.min(this.stopDeadline, Date.now() + graceMs);
     this.wakeSlotWaiters();
+    this.stopped ??= this.shutDown();
+    return this.stopped;
+  }
+
+  private async shutDown(): Promise<void> {
     await this.loop;
-    const deadline = Date.now() + graceMs;
-    while ((this.running.size > 0 || this.reserved > 0) && Date.now() < deadline) {
-      await this.waitForSlot(Math.min(200, Math.max(1, deadline - Date.now())));
+    while ((this.running.size > 0 || this.reserved > 0) && Date.now() < this.stopDeadline) {
+      await this.waitForSlot(Math.min(200, Math.max(1, this.stopDeadline - Date.now())));
     }
     if (this.running.size > 0) await this.releaseRunning();
     await this.recorder.drain();
