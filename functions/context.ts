@@ -106,7 +106,8 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
     logger,
     pool,
     redis,
-    store: createStore(pool),
+    // With tracing off, attempts are read without their stored trace parent: nothing of tracing on the hot path.
+    store: createStore(pool, { traceparent: tracing !== null }),
     queue,
     sink: publisher ? fanOut(logSink(logger), publisher) : logSink(logger),
     clock: options.clock ?? synced!,

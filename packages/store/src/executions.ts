@@ -24,10 +24,18 @@ import { countInMinutes } from './minutes';
 import { startWithOverlap } from './overlap';
 import { idempotent } from './pool';
 
-const STARTED_COLUMNS = `e.id, e.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
+/**
+ * Whether the statements that hand attempts to a worker read `executions.traceparent`: only where tracing is on
+ * (`createStore`'s `traceparent`); with it off, an attempt's row is read without it and runs with no parent.
+ */
+export interface TraceRead {
+  traceparent: boolean;
+}
+
+const STARTED_COLUMNS = (read: TraceRead) => `e.id, e.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
   e.priority, e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.http, j.lambda, j.timeout_ms,
   j.max_retries, j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap, e.flow_key,
-  j.version AS job_version, e.traceparent`;
+  j.version AS job_version${read.traceparent ? ', e.traceparent' : ''}`;
 
 export function toStarted(r: any): StartedExecution {
   return {
@@ -51,7 +59,7 @@ export function toStarted(r: any): StartedExecution {
     overlap: r.overlap,
     flowKey: r.flow_key,
     jobVersion: r.job_version,
-    traceparent: r.traceparent,
+    traceparent: r.traceparent ?? null,
   };
 }
 
@@ -60,7 +68,7 @@ export function toStarted(r: any): StartedExecution {
  * The job's definition is joined after the UPDATE, and the overlap check is a scalar subquery (never pulled up into
  * a join), so the UPDATE itself can only be planned as primary-key lookups.
  */
-export const START_SQL = (overlapOnly: 'allow' | null) => `
+export const START_SQL = (overlapOnly: 'allow' | null, read: TraceRead) => `
   WITH started AS (
     UPDATE executions e
     SET status = 'running', worker_id = $1, lease_token = c.token, started_at = now(),
@@ -70,9 +78,9 @@ export const START_SQL = (overlapOnly: 'allow' | null) => `
     WHERE e.id = ANY($3::bigint[]) AND e.id = c.id AND e.status IN ('queued', 'retrying')
       ${overlapOnly ? `AND (SELECT j.overlap FROM jobs j WHERE j.id = e.job_id) = '${overlapOnly}'` : ''}
     RETURNING e.id, c.token, e.job_id, e.attempt, e.root_id, e.trigger, e.lane, e.priority, e.scheduled_for, e.payload,
-              e.flow_key, e.traceparent
+              e.flow_key${read.traceparent ? ', e.traceparent' : ''}
   )
-  SELECT ${STARTED_COLUMNS} FROM started e JOIN jobs j ON j.id = e.job_id`;
+  SELECT ${STARTED_COLUMNS(read)} FROM started e JOIN jobs j ON j.id = e.job_id`;
 
 /**
  * Reads claimed executions that are still waiting, with their job's definition (from a short-lived cache, see
@@ -83,14 +91,15 @@ export async function executionsLoad(
   pool: pg.Pool,
   definitions: JobDefinitions,
   claims: Claim[],
+  read: TraceRead,
 ): Promise<{ loaded: StartedExecution[]; notStarted: string[] }> {
   if (claims.length === 0) return { loaded: [], notStarted: [] };
   const tokens = new Map(claims.map((c) => [c.id, c.token]));
   const { rows } = await pool.query({
-    name: 'executions_load',
+    name: read.traceparent ? 'executions_load_traced' : 'executions_load',
     // The job's version (a primary-key probe per row) keys the definition cache: an edit is never served stale.
     text: `SELECT e.id, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane, e.priority,
-       e.scheduled_for, e.payload, e.flow_key, e.traceparent, (SELECT j.version FROM jobs j WHERE j.id = e.job_id) AS job_version
+       e.scheduled_for, e.payload, e.flow_key${read.traceparent ? ', e.traceparent' : ''}, (SELECT j.version FROM jobs j WHERE j.id = e.job_id) AS job_version
      FROM executions e
      WHERE e.id = ANY($1::bigint[]) AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL`,
     values: [claims.map((c) => c.id)],
@@ -121,7 +130,7 @@ export async function executionsLoad(
       overlap: job.overlap,
       flowKey: r.flow_key,
       jobVersion: job.version,
-      traceparent: r.traceparent,
+      traceparent: r.traceparent ?? null,
     });
   }
   const found = new Set(loaded.map((l) => l.id));
@@ -132,8 +141,9 @@ export async function executionsLoad(
 export async function executionsStart(
   pool: pg.Pool,
   input: { workerId: string; leaseMs: number; claims: Claim[] },
+  read: TraceRead,
 ): Promise<StartResult> {
-  return startWithOverlap(pool, input);
+  return startWithOverlap(pool, input, read);
 }
 
 // Inputs arrive as two JSON arrays (one parameter each: far cheaper for the worker to send than fifteen typed

@@ -37,7 +37,15 @@ export { DURATION_BOUNDS_MS, LATENESS_BOUNDS_MS } from './minutes';
 export type Store = ReturnType<typeof createStore>;
 
 /** Binds every query module to one pool; the result implements all the core's store ports. */
-export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: number } = {}) {
+export function createStore(
+  pool: pg.Pool,
+  options: {
+    jobDefinitionTtlMs?: number;
+    /** Read the stored trace parent with each attempt a worker claims (default true); false where tracing is off. */
+    traceparent?: boolean;
+  } = {},
+) {
+  const read = { traceparent: options.traceparent ?? true };
   const definitions = jobDefinitions({ ttlMs: options.jobDefinitionTtlMs ?? 30_000 });
   // Concurrent manual triggers share a statement and a commit (packages/store/src/trigger-batch.ts).
   const triggers = createTriggerBatcher(pool);
@@ -59,8 +67,8 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     jobVersions: (jobId: string) => edits.jobVersions(pool, jobId),
     executionsBackfill: (input: Parameters<typeof edits.executionsBackfill>[1]) => edits.executionsBackfill(pool, input),
     // executions: worker hot path and recovery
-    executionsLoad: (claims: Parameters<typeof executions.executionsLoad>[2]) => executions.executionsLoad(pool, definitions, claims),
-    executionsStart: (input: Parameters<typeof executions.executionsStart>[1]) => executions.executionsStart(pool, input),
+    executionsLoad: (claims: Parameters<typeof executions.executionsLoad>[2]) => executions.executionsLoad(pool, definitions, claims, read),
+    executionsStart: (input: Parameters<typeof executions.executionsStart>[1]) => executions.executionsStart(pool, input, read),
     executionsRecord: (input: Parameters<typeof executions.executionsRecord>[1]) => executions.executionsRecord(pool, input),
     executionsFinish: (outcomes: Parameters<typeof executions.executionsFinish>[1]) => executions.executionsFinish(pool, outcomes),
     executionsHeartbeat: (input: Parameters<typeof executions.executionsHeartbeat>[1]) => executions.executionsHeartbeat(pool, input),

@@ -10,13 +10,14 @@
  */
 import type { Claim, StartResult } from '@jobs/core';
 import type pg from 'pg';
-import { START_SQL, toStarted } from './executions';
+import { START_SQL, toStarted, type TraceRead } from './executions';
 import { countInMinutes } from './minutes';
 import { transaction } from './transaction';
 
 export async function startWithOverlap(
   pool: pg.Pool,
   input: { workerId: string; leaseMs: number; claims: Claim[] },
+  read: TraceRead,
 ): Promise<StartResult> {
   const result: StartResult = { started: [], skipped: [], notStarted: [], replaced: [] };
   if (input.claims.length === 0) return result;
@@ -107,7 +108,7 @@ export async function startWithOverlap(
       }));
     }
     if (toStart.length > 0) {
-      const started = await client.query(START_SQL(null), [
+      const started = await client.query(START_SQL(null, read), [
         input.workerId,
         input.leaseMs,
         toStart.map((r) => r.id),
