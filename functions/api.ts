@@ -24,6 +24,7 @@ export function apiDeps(ctx: Context): ApiDeps {
   return {
     store: ctx.store,
     queue: ctx.queue,
+    queueBackend: ctx.config.queueBackend,
     clock: ctx.clock,
     sink: ctx.sink,
     logger: ctx.logger,

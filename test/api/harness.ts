@@ -26,6 +26,7 @@ export async function apiHarness(overrides: Partial<ApiDeps> = {}) {
   const deps: ApiDeps = {
     store: env.store,
     queue: env.queue,
+    queueBackend: env.backend,
     clock: systemClock,
     sink: rec.sink,
     logger: rec.logger,

@@ -436,8 +436,15 @@ export interface components {
             status: "ok" | "degraded";
             /** @example ok */
             postgres: string;
-            /** @example error: no answer within 2000 ms */
-            redis: string;
+            /**
+             * @description The queue (Redis, or the PostgreSQL queue tables)
+             * @example error: no answer within 2000 ms
+             */
+            queue: string;
+            /** @enum {string} */
+            queue_backend: "redis" | "postgres";
+            /** @description Same as queue, on the Redis queue only (kept for probes that read it) */
+            redis?: string;
         };
         Job: {
             /** @example 42 */
@@ -1283,7 +1290,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Both services answer */
+            /** @description PostgreSQL and the queue answer */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1292,7 +1299,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description A service does not answer */
+            /** @description One of them does not answer */
             503: {
                 headers: {
                     [name: string]: unknown;
