@@ -57,6 +57,7 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     jobUpdate: (input: Parameters<typeof edits.jobUpdate>[1]) => edits.jobUpdate(pool, input),
     jobVersions: (jobId: string) => edits.jobVersions(pool, jobId),
     executionsBackfill: (input: Parameters<typeof edits.executionsBackfill>[1]) => edits.executionsBackfill(pool, input),
+    executionsAtFireTimes: (input: Parameters<typeof edits.executionsAtFireTimes>[1]) => edits.executionsAtFireTimes(pool, input),
     // executions: worker hot path and recovery
     executionsLoad: (claims: Parameters<typeof executions.executionsLoad>[2]) => executions.executionsLoad(pool, definitions, claims),
     executionsStart: (input: Parameters<typeof executions.executionsStart>[1]) => executions.executionsStart(pool, input),
