@@ -22,3 +22,4 @@ export * from './access';
 export * from './targets';
 export * from './address-policy';
 export * from './trace-context';
+export * from './live-output';
