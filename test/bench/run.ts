@@ -199,7 +199,7 @@ async function main() {
   }
   if (selected.has('metrics')) {
     const runs = opts.runs ?? 3;
-    await guard('metrics', runs, { executions: opts['metrics-executions'], live: opts['metrics-live'], scrapes: opts['metrics-scrapes'] }, (c) =>
+    await guard('metrics', runs, { executions: opts['metrics-executions'], live: opts['metrics-live'], scrapes: opts['metrics-scrapes'], drain: opts['metrics-drain'] }, (c) =>
       metricsScenario(c, ctx, runs),
     );
   }

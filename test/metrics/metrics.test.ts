@@ -110,6 +110,20 @@ describe('GET /metrics', () => {
     expect(value(await scrape(), 'jobs_attempts_finished_total', { status: 'succeeded', lane: 'short' })).toBe(6);
   });
 
+  it('counts the minutes after the watermark whichever way it moved since the last scrape', async () => {
+    await e.worker();
+    await runJobs({ ok: 2, dead: 0 });
+    const labels = { status: 'succeeded', lane: 'short' };
+    expect(value(await scrape(), 'jobs_attempts_finished_total', labels)).toBe(2);
+    // A scrape reads the roll-up from the watermark the last one saw; here it moved back past minutes not yet folded.
+    const pool = h.env.store.pool;
+    await pool.query(`UPDATE execution_totals_mark SET folded_through = folded_through - interval '1 hour'`);
+    await pool.query(`UPDATE execution_minutes SET minute = minute - interval '30 minutes'`);
+    expect(value(await scrape(), 'jobs_attempts_finished_total', labels)).toBe(2);
+    await runJobs({ ok: 1, dead: 0 });
+    expect(value(await scrape(), 'jobs_attempts_finished_total', labels)).toBe(3);
+  });
+
   it('folds each closed minute once, even when passes race', async () => {
     await e.worker();
     await runJobs({ ok: 3, dead: 0 });

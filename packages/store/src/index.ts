@@ -31,6 +31,7 @@ export type { LaneRow } from './flow';
 export type { AuditListFilter, AuditRow } from './audit';
 export type { SessionRow } from './sessions';
 export type { FinishedTotals, FoldResult, LiveCounts, MetricsSnapshot } from './metrics';
+export { METRICS_SQL } from './metrics';
 export { DURATION_BOUNDS_MS, LATENESS_BOUNDS_MS } from './minutes';
 
 export type Store = ReturnType<typeof createStore>;
@@ -103,7 +104,7 @@ export function createStore(pool: pg.Pool, options: { jobDefinitionTtlMs?: numbe
     signInFailures: (input: Parameters<typeof sessions.signInFailures>[1]) => sessions.signInFailures(pool, input),
     signInFailed: (input: Parameters<typeof sessions.signInFailed>[1], entry: AuditEntry) => sessions.signInFailed(pool, input, entry),
     // metrics (the Prometheus scrape) and the fold that keeps its counters monotonic
-    metricsSnapshot: () => metrics.metricsSnapshot(pool),
+    metricsSnapshot: metrics.metricsReader(pool),
     totalsFold: () => metrics.totalsFold(pool),
     totalsFoldedThrough: () => metrics.totalsFoldedThrough(pool),
     // workers

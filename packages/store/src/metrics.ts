@@ -3,12 +3,11 @@
  * finished-attempt counters monotonic.
  *
  * Counters and histograms are `execution_totals` (minutes up to a watermark, folded in by totalsFold) plus the
- * `execution_minutes` rows after the watermark, read in one snapshot so a concurrent fold is seen entirely or
- * not at all. Retention may delete old minutes (and executions) freely as long as they are at or before the
+ * `execution_minutes` rows after the watermark, read in one statement (one snapshot) so a concurrent fold is seen
+ * entirely or not at all. Retention may delete old minutes (and executions) freely as long as they are at or before the
  * watermark, which trails the clock by FOLD_LAG: the counters never see those rows again and never drop.
  */
 import type pg from 'pg';
-import { withClient } from './transaction';
 
 /**
  * A minute is folded only once it is this old: a statement that began in it may still be adding to it. Longer than
@@ -44,72 +43,69 @@ export interface MetricsSnapshot {
   oldestWaitingMs: Record<string, number>;
 }
 
+/**
+ * The scrape's one statement (exported for the bench's EXPLAIN of exactly what a scrape runs): the finished totals,
+ * the live rows and the watermark, in one snapshot and one round trip. Rows of kind `finished` are the totals plus
+ * the minutes after the watermark; `live` the live rows per status and lane, through the executions_live partial
+ * index; `mark` the watermark. $1 is a lower bound of the watermark known to the caller (the one the last scrape
+ * saw: it only moves forward), so the roll-up is read by a range probe of its primary key from there whatever the
+ * plan: compared with the subquery alone, the planner assumes a third of the table and scans it all.
+ */
+export const METRICS_SQL = `WITH mark AS (SELECT folded_through FROM execution_totals_mark),
+     finished AS (
+       SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_totals
+       UNION ALL
+       SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_minutes
+       WHERE minute > $1 AND minute > (SELECT folded_through FROM mark) AND lane <> ''
+     )
+     SELECT 'finished' AS kind, status, lane, sum(count)::bigint AS count, sum(duration_ms)::bigint AS duration_ms,
+            buckets_sum(duration_le) AS duration_le, sum(lateness_ms)::bigint AS lateness_ms, buckets_sum(lateness_le) AS lateness_le,
+            NULL::float8 AS oldest_ms, NULL::timestamptz AS mark
+     FROM finished GROUP BY status, lane
+     UNION ALL
+     SELECT 'live', status, lane, count(*), NULL, NULL, NULL, NULL,
+            extract(epoch FROM now() - min(scheduled_for) FILTER (WHERE status <> 'running' AND scheduled_for <= now())) * 1000, NULL
+     FROM executions WHERE status IN ('queued', 'retrying', 'running') GROUP BY status, lane
+     UNION ALL
+     SELECT 'mark', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, folded_through FROM mark`;
+
 const nums = (a: unknown): number[] | null => (Array.isArray(a) ? a.map(Number) : null);
 
 /**
- * Totals plus the minutes after the watermark, as of one snapshot (a REPEATABLE READ transaction): a fold that
- * commits between reading the watermark and reading the rows is then invisible to both, never counted twice. The
- * watermark goes to the second statement as a value, so its plan is a range probe of the roll-up's primary key
- * (compared with a subquery, the planner assumes a third of the table and scans it all).
+ * Reads the scrape's figures from PostgreSQL: one statement, which reads no history. Holds the watermark the last
+ * read saw as the next one's lower bound; the first read asks for it on its own. Should the watermark ever
+ * move back (nothing in the code does), the minutes between it and the bound would be missed, so the read is
+ * repeated from the watermark it returned.
  */
-async function finishedTotals(pool: pg.Pool): Promise<pg.QueryResult> {
-  return withClient(pool, async (client) => {
-    try {
-      // One round trip for both (the simple protocol runs them in order and answers each).
-      const begun = (await client.query(
-        'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT folded_through FROM execution_totals_mark',
-      )) as unknown as pg.QueryResult[];
-      const mark = begun[1]!;
-      const rows = await client.query(
-        `WITH rows AS (
-           SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_totals
-           UNION ALL
-           SELECT status, lane, count, duration_ms, duration_le, lateness_ms, lateness_le FROM execution_minutes
-           WHERE minute > $1 AND lane <> ''
-         )
-         SELECT status, lane, sum(count)::bigint AS count, sum(duration_ms)::bigint AS duration_ms, buckets_sum(duration_le) AS duration_le,
-                sum(lateness_ms)::bigint AS lateness_ms, buckets_sum(lateness_le) AS lateness_le
-         FROM rows GROUP BY status, lane ORDER BY status, lane`,
-        [mark.rows[0].folded_through],
-      );
-      await client.query('COMMIT');
-      return rows;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
+export function metricsReader(pool: pg.Pool): () => Promise<MetricsSnapshot> {
+  let bound: Date | null = null;
+  return async function metricsSnapshot(): Promise<MetricsSnapshot> {
+    bound ??= await totalsFoldedThrough(pool);
+    let { rows } = await pool.query(METRICS_SQL, [bound]);
+    let mark: Date = rows.find((r) => r.kind === 'mark')!.mark;
+    if (mark < bound) ({ rows } = await pool.query(METRICS_SQL, [mark]));
+    mark = rows.find((r) => r.kind === 'mark')!.mark;
+    bound = mark;
+    const oldestWaitingMs: Record<string, number> = {};
+    const finished: FinishedTotals[] = [];
+    const live: LiveCounts[] = [];
+    for (const r of rows) {
+      if (r.kind === 'finished') {
+        finished.push({
+          status: r.status,
+          lane: r.lane,
+          count: Number(r.count),
+          durationMsSum: Number(r.duration_ms),
+          durationLe: nums(r.duration_le),
+          latenessMsSum: Number(r.lateness_ms),
+          latenessLe: nums(r.lateness_le),
+        });
+      } else if (r.kind === 'live') {
+        live.push({ status: r.status, lane: r.lane, count: Number(r.count) });
+        if (r.oldest_ms !== null) oldestWaitingMs[r.lane] = Math.max(oldestWaitingMs[r.lane] ?? 0, Math.max(0, Number(r.oldest_ms)));
+      }
     }
-  });
-}
-
-/** Everything the /metrics scrape reads from PostgreSQL: a few small statements, none of which scans the history. */
-export async function metricsSnapshot(pool: pg.Pool): Promise<MetricsSnapshot> {
-  const [finished, live] = await Promise.all([
-    finishedTotals(pool),
-    // Live rows only, through the executions_live partial index.
-    pool.query(
-      `SELECT status, lane, count(*)::int AS n,
-              extract(epoch FROM now() - min(scheduled_for) FILTER (WHERE status <> 'running' AND scheduled_for <= now())) * 1000 AS oldest_ms
-       FROM executions WHERE status IN ('queued', 'retrying', 'running') GROUP BY status, lane`,
-    ),
-  ]);
-  const oldestWaitingMs: Record<string, number> = {};
-  for (const r of live.rows) {
-    if (r.oldest_ms === null) continue;
-    const ms = Math.max(0, Number(r.oldest_ms));
-    oldestWaitingMs[r.lane] = Math.max(oldestWaitingMs[r.lane] ?? 0, ms);
-  }
-  return {
-    finished: finished.rows.map((r) => ({
-      status: r.status,
-      lane: r.lane,
-      count: Number(r.count),
-      durationMsSum: Number(r.duration_ms),
-      durationLe: nums(r.duration_le),
-      latenessMsSum: Number(r.lateness_ms),
-      latenessLe: nums(r.lateness_le),
-    })),
-    live: live.rows.map((r) => ({ status: r.status, lane: r.lane, count: r.n })),
-    oldestWaitingMs,
+    return { finished, live, oldestWaitingMs };
   };
 }
 

@@ -32,6 +32,7 @@ const DEFAULTS = {
   'metrics-executions': 5_000_000, // metrics: finished executions in the history
   'metrics-live': 1_000, // metrics: live rows (queued, a tenth running)
   'metrics-scrapes': 200, // metrics: scrapes per run
+  'metrics-drain': 20_000, // metrics: no-op jobs a worker drains during the scrapes, kept topped up (0: idle)
   'profile-n': 20_000,
   'profile-rate': 1_000, // latency breakdown load (triggers/s)
   'history-n': 5_000_000, // history: executions built by SQL over 30 days
