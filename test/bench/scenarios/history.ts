@@ -97,6 +97,7 @@ export async function historyScenario(c: Collector, ctx: BenchContext): Promise<
   const n = opts['history-n'];
   const full = await benchEnv('bench_history');
   const empty = await benchEnv('bench_history_empty');
+  const keep = opts['history-keep'] > 0;
   try {
     const built = await build(full, n, progress);
     const blank = await build(empty, 0, progress);
@@ -159,11 +160,25 @@ export async function historyScenario(c: Collector, ctx: BenchContext): Promise<
     c.add('bytes on disk per execution (table, TOAST and indexes)', 'bytes', Math.round(Number(size.rows[0].executions) / Math.max(1, n)), { info: true });
     c.add('roll-up minutes on disk', 'MB', Math.round(Number(size.rows[0].minutes) / 1e5) / 10, { info: true });
 
+    if (keep) {
+      progress(`history: kept, search_path ${full.schema} (${n.toLocaleString('en-US')} rows) and ${empty.schema} (empty); DROP SCHEMA ... CASCADE when done`);
+      return;
+    }
     await pruneWhileDraining(c, ctx, full, n);
   } finally {
-    await full.cleanup();
-    await empty.cleanup();
+    if (keep) await Promise.all([full, empty].map(release));
+    else {
+      await full.cleanup();
+      await empty.cleanup();
+    }
   }
+}
+
+/** Closes an environment's connections and leaves its schema in place (--history-keep). */
+async function release(env: TestEnv): Promise<void> {
+  await env.queue.close();
+  env.redis.disconnect();
+  await env.pool.end();
 }
 
 /** A drain of `history-drain` noop jobs on one in-process worker; its rate from the rows' timestamps. */
