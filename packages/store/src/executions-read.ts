@@ -194,6 +194,22 @@ export async function executionStats(pool: pg.Pool): Promise<ExecutionStats> {
   };
 }
 
+/**
+ * executionOutcomesPerMinute's statement ($1: minutes), exported for the plan tests: reads only the rollup rows of
+ * the window, a range of its primary key (which leads with the minute) bounded at both ends; generate_series gives
+ * the empty minutes their row.
+ */
+export const OUTCOMES_PER_MINUTE_SQL = `WITH w AS (SELECT date_trunc('minute', now()) - make_interval(mins => $1::int - 1) AS since, date_trunc('minute', now()) AS upto),
+     counted AS (
+       SELECT e.minute, e.status, sum(e.count)::bigint AS n FROM execution_minutes e, w
+       WHERE e.minute >= w.since AND e.minute <= w.upto AND e.status IN ('succeeded', 'failed', 'dead')
+       GROUP BY e.minute, e.status
+     )
+     SELECT m.minute, c.status, coalesce(c.n, 0)::bigint AS n
+     FROM w, generate_series(w.since, w.upto, interval '1 minute') AS m(minute)
+     LEFT JOIN counted c ON c.minute = m.minute
+     ORDER BY m.minute`;
+
 /** Finished attempts of one minute, by outcome (the dashboard's throughput and failure-rate charts). */
 export interface MinuteOutcomes {
   minute: Date;
@@ -208,21 +224,7 @@ export interface MinuteOutcomes {
  * @example const hour = await executionOutcomesPerMinute(pool); hour.at(-1)!.succeeded
  */
 export async function executionOutcomesPerMinute(pool: pg.Pool, minutes = 60): Promise<MinuteOutcomes[]> {
-  // Reads only the rollup rows of the window (a range of its primary key, which leads with the minute);
-  // generate_series gives the empty minutes their row.
-  const { rows } = await pool.query(
-    `WITH w AS (SELECT date_trunc('minute', now()) - make_interval(mins => $1::int - 1) AS since, date_trunc('minute', now()) AS upto),
-     counted AS (
-       SELECT e.minute, e.status, sum(e.count)::bigint AS n FROM execution_minutes e, w
-       WHERE e.minute >= w.since AND e.minute <= w.upto AND e.status IN ('succeeded', 'failed', 'dead')
-       GROUP BY e.minute, e.status
-     )
-     SELECT m.minute, c.status, coalesce(c.n, 0)::bigint AS n
-     FROM w, generate_series(w.since, w.upto, interval '1 minute') AS m(minute)
-     LEFT JOIN counted c ON c.minute = m.minute
-     ORDER BY m.minute`,
-    [minutes],
-  );
+  const { rows } = await pool.query(OUTCOMES_PER_MINUTE_SQL, [minutes]);
   const byMinute = new Map<number, MinuteOutcomes>();
   for (const r of rows) {
     const minute = r.minute as Date;
