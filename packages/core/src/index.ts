@@ -3,6 +3,7 @@ export * from './types';
 export * from './ports';
 export * from './errors';
 export * from './clip';
+export * from './instant';
 export * from './utf8';
 export * from './lifecycle';
 export * from './retry';

@@ -24,7 +24,7 @@ import { createTriggerBatcher } from './trigger-batch';
 export { migrate, migrations } from './migrate';
 export { StorePool, idempotent, isConnectionError, retrySafe, type StorePoolConfig, type StorePoolEvent } from './pool';
 export { isId } from './jobs';
-export { ORDERED_PLANS_SQL, executionListQuery } from './executions-read';
+export { EXECUTION_STATS_SQL, ORDERED_PLANS_SQL, OUTCOMES_PER_MINUTE_SQL, executionListQuery } from './executions-read';
 export type { JobListFilter } from './jobs';
 export type { ExecutionListFilter, ExecutionStats, LaneLoad, MinuteOutcomes } from './executions-read';
 export type { LaneRow } from './flow';
