@@ -10,6 +10,7 @@ import { applyJobSpecs, commandDeps, createApp, type ApiDeps, type SpecResult } 
 import { createAddressPolicy } from '@jobs/core';
 import { dashboardRoutes } from '@jobs/dashboard';
 import { liveOutputReader, queueKeys } from '@jobs/queue';
+import { postgresLiveOutputReader } from '@jobs/queue-postgres';
 import { Hono } from 'hono';
 import { handle, type LambdaEvent } from 'hono/aws-lambda';
 import type { Context as LambdaContext } from 'aws-lambda';
@@ -24,6 +25,7 @@ export function apiDeps(ctx: Context): ApiDeps {
   return {
     store: ctx.store,
     queue: ctx.queue,
+    queueBackend: ctx.config.queueBackend,
     clock: ctx.clock,
     sink: ctx.sink,
     logger: ctx.logger,
@@ -37,8 +39,8 @@ export function apiDeps(ctx: Context): ApiDeps {
     shortLaneMaxTimeoutMs: ctx.config.shortLaneMaxTimeoutMs,
     // Workers heartbeat every LEASE_TIMEOUT / 3: "active" allows six missed beats before a worker drops off the list.
     workerActiveWithinMs: 2 * ctx.config.leaseMs,
-    // Live output travels through Redis; on the PostgreSQL queue there is none (LIVE_OUTPUT has no effect there).
-    liveOutput: ctx.redis ? liveOutputReader(ctx.redis, queueKeys(ctx.config.queuePrefix)) : null,
+    // Live output is kept beside the queue: Redis streams, or the live_output table on the PostgreSQL queue.
+    liveOutput: ctx.redis ? liveOutputReader(ctx.redis, queueKeys(ctx.config.queuePrefix)) : postgresLiveOutputReader(ctx.pool),
   };
 }
 

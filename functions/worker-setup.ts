@@ -1,6 +1,7 @@
 /** @module worker-setup — builds a Worker on a context: runner with handlers (and ECS task protection), cancel subscription, lifecycle. */
 import { Worker, createAddressPolicy, type Runner, type WorkerKind } from '@jobs/core';
 import { createLiveOutput, queueKeys } from '@jobs/queue';
+import { createPostgresLiveOutput } from '@jobs/queue-postgres';
 import { BUILTIN_HANDLERS, createRunner, type Handler, type RunnerOptions } from '@jobs/runner';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
@@ -38,12 +39,12 @@ export interface StartedWorker {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** The live-output buffer of a worker process (LIVE_OUTPUT), or null when it is off. */
-export function liveOutputFor(ctx: Pick<Context, 'config' | 'redis' | 'logger'>) {
-  if (!ctx.config.liveOutput || !ctx.redis) return null;
-  return createLiveOutput(ctx.redis, queueKeys(ctx.config.queuePrefix), {
-    onError: (error) => ctx.logger.warn({ event: 'worker.live_output_failed', err: String(error) }),
-  });
+/** The live-output buffer of a worker process (LIVE_OUTPUT), where its queue lives, or null when it is off. */
+export function liveOutputFor(ctx: Pick<Context, 'config' | 'redis' | 'pool' | 'logger'>) {
+  if (!ctx.config.liveOutput) return null;
+  const onError = (error: unknown) => ctx.logger.warn({ event: 'worker.live_output_failed', err: String(error) });
+  if (ctx.redis) return createLiveOutput(ctx.redis, queueKeys(ctx.config.queuePrefix), { onError });
+  return createPostgresLiveOutput(ctx.pool, { onError });
 }
 
 export async function startWorker(

@@ -6,7 +6,8 @@
  *
  * Worst case, every stage (the RDS proxy of production multiplexes, but cannot open more than the instance allows):
  *   API Lambdas (reserved concurrency x 1) + worker Lambdas (reserved x 1) + tick (1) + Migrate (1)
- *   + container tasks at the peak of a deployment (max x DEPLOY_MAX_PERCENT / 100, rounded up) x their pool.
+ *   + container tasks at the peak of a deployment (max x DEPLOY_MAX_PERCENT / 100, rounded up) x their pool
+ *   + on the PostgreSQL queue, one LISTEN connection per worker Lambda and per task (outside the pool: it stays open).
  */
 
 /** The RDS instance class (sst.aws.Postgres `instance`). */
@@ -49,13 +50,15 @@ export interface ConnectionBudget {
   containerMaxTasks: number;
   containerPoolMax: number;
   deployMaxPercent: number;
+  /** Connections each worker (Lambda or task) holds outside its pool: the PostgreSQL queue's LISTEN connection. */
+  listenPerWorker: number;
 }
 
 /** The most connections the runtimes can hold at once under `budget`. */
 export function worstCaseConnections(budget: ConnectionBudget): number {
   const lambdas = (budget.apiReserved + budget.workerReserved + budget.tickReserved + budget.migrateReserved) * LAMBDA_POOL_MAX;
   const tasksAtPeak = Math.ceil((budget.containerMaxTasks * budget.deployMaxPercent) / 100);
-  return lambdas + tasksAtPeak * budget.containerPoolMax;
+  return lambdas + tasksAtPeak * budget.containerPoolMax + (budget.workerReserved + tasksAtPeak) * budget.listenPerWorker;
 }
 
 /** Connections the runtimes may use on `instance`; undefined for a class not in MAX_CONNECTIONS. */
@@ -72,4 +75,14 @@ export const BUDGET: ConnectionBudget = {
   containerMaxTasks: CONTAINER_MAX_TASKS,
   containerPoolMax: CONTAINER_POOL_MAX,
   deployMaxPercent: CONTAINER_DEPLOY_MAX_PERCENT,
+  listenPerWorker: 0,
 };
+
+/**
+ * The budget of a stage by where its queue lives. On PostgreSQL every worker also LISTENs on a connection of its
+ * own, so fewer worker Lambdas run at once and a task's pool is one smaller, to stay within the same instance.
+ */
+export function budgetFor(queue: 'redis' | 'postgres'): ConnectionBudget {
+  if (queue === 'redis') return BUDGET;
+  return { ...BUDGET, workerReserved: 12, containerPoolMax: CONTAINER_POOL_MAX - 1, listenPerWorker: 1 };
+}

@@ -1,10 +1,10 @@
 /** Workers: the short-lane Lambda woken by "work-available" events, and the Fargate service for both lanes. */
-import { CONTAINER_DEPLOY_MAX_PERCENT, CONTAINER_MAX_TASKS, CONTAINER_POOL_MAX, WORKER_RESERVED_CONCURRENCY } from './budget';
+import { CONTAINER_DEPLOY_MAX_PERCENT, CONTAINER_MAX_TASKS, budgetFor } from './budget';
 import { containerSecrets } from './data';
 import { bus, publishToBus, workAvailable } from './events';
 import { afterMigration } from './migrate';
 import { vpc } from './network';
-import { isProduction } from './stage';
+import { isProduction, queueBackend } from './stage';
 import {
   CONTAINER_SHUTDOWN_GRACE_SECONDS,
   CONTAINER_STOP_TIMEOUT_SECONDS,
@@ -22,12 +22,15 @@ import { containerTargetSecrets, httpSigningSecret } from './signing';
 import { LAMBDA_TARGETS, invokePermissions } from './targets';
 import { scaleOnQueueMetrics } from './worker-scaling';
 
+/** Worker Lambdas and task pools sized for this stage's queue (its LISTEN connections count on PostgreSQL). */
+const budget = budgetFor(queueBackend);
+
 export const workerFunction = new sst.aws.Function('Worker', {
   ...lambdaDefaults,
   handler: 'functions/worker.handler',
   timeout: `${WORKER_LAMBDA_TIMEOUT_SECONDS} seconds`,
   // Bounds the fleet, and with it the connections it holds (infra/budget.ts).
-  concurrency: { reserved: WORKER_RESERVED_CONCURRENCY },
+  concurrency: { reserved: budget.workerReserved },
   // A wake-up is only a hint: the next tick sends another and the reaper recovers leases,
   // so retrying a failed drain would only add load.
   retries: 0,
@@ -69,7 +72,7 @@ export const workerService = new sst.aws.Service('ContainerWorker', {
   environment: {
     // In `sst dev` the worker runs locally, against servers without passwords; deployed, ECS injects both from SSM.
     ...($dev ? sharedEnvironment : withoutUrls(sharedEnvironment)),
-    DATABASE_POOL_MAX: String(CONTAINER_POOL_MAX),
+    DATABASE_POOL_MAX: String(budget.containerPoolMax),
     WORKER_LANES: 'long,short',
     WORKER_CONCURRENCY: String(CONTAINER_WORKER_CONCURRENCY),
     SHUTDOWN_GRACE: seconds(CONTAINER_SHUTDOWN_GRACE_SECONDS),

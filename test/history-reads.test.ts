@@ -1,10 +1,11 @@
 /**
- * Reads cost their page, not the history: every list shape (status, job, both) reads a bounded number of buffers on
- * a history far larger than a page, before statistics exist and after ANALYZE alike.
+ * Reads cost their page, not the history: every list shape (status, job, both), the stats and the minute chart read
+ * a bounded number of buffers on a history far larger than a page, before statistics exist and after ANALYZE alike,
+ * and none of them is compiled by JIT however its cost is estimated.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXECUTION_STATUSES, type ExecutionStatus } from '@jobs/core';
-import { ORDERED_PLANS_SQL, executionListQuery } from '@jobs/store';
+import { EXECUTION_STATS_SQL, ORDERED_PLANS_SQL, OUTCOMES_PER_MINUTE_SQL, executionListQuery } from '@jobs/store';
 import { createTestEnv, type TestEnv } from './support/env';
 
 let env: TestEnv;
@@ -27,19 +28,38 @@ beforeAll(async () => {
      FROM generate_series(1, ${ROWS}) g, LATERAL (SELECT now() - interval '30 days' + g * interval '40 seconds' AS t) x`,
     [jobs],
   );
+  // The roll-up of the same history, in minute order as the finishing statements write it.
+  await env.pool.query(
+    `INSERT INTO execution_minutes (minute, status, lane, count, duration_ms)
+     SELECT date_trunc('minute', finished_at), status, lane, count(*), sum(duration_ms) FROM executions
+     WHERE finished_at IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+  );
 }, 60_000);
 afterAll(async () => {
   await env.cleanup();
 });
 
-/** Buffers (shared hit + read) a statement touches, and its plan's node types. */
-async function cost(query: { text: string; values: unknown[]; ordered: boolean }): Promise<{ buffers: number; nodes: string[] }> {
+interface Cost {
+  buffers: number;
+  nodes: string[];
+  jit: boolean;
+  /** The planner's estimate; under PostgreSQL's default jit_above_cost (100,000) nothing is compiled. */
+  estimate: number;
+}
+
+const JIT_ABOVE_COST_DEFAULT = 100_000;
+
+/** Buffers (shared hit + read) a statement touches, its plan's node types, and whether JIT compiled it. */
+async function cost(query: { text: string; values: unknown[]; ordered: boolean; before?: string }): Promise<Cost> {
   const client = await env.pool.connect();
   let rows: any[];
   try {
-    // As executionList sends it: in a transaction after ORDERED_PLANS_SQL when `ordered`.
+    // As executionList sends it: in a transaction after ORDERED_PLANS_SQL when `ordered` (`before`: what precedes
+    // the statement in its message, for the stats). JIT would compile anything costed above nothing.
     await client.query('BEGIN');
+    await client.query(`SET LOCAL jit_above_cost = 0`);
     if (query.ordered) await client.query(ORDERED_PLANS_SQL);
+    if (query.before) await client.query(query.before);
     ({ rows } = await client.query({ text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${query.text}`, values: query.values }));
     await client.query('COMMIT');
   } finally {
@@ -52,7 +72,21 @@ async function cost(query: { text: string; values: unknown[]; ordered: boolean }
     for (const c of n.Plans ?? []) walk(c);
   };
   walk(plan);
-  return { buffers: (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0), nodes };
+  return {
+    buffers: (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0),
+    nodes,
+    jit: rows[0]['QUERY PLAN'][0].JIT !== undefined,
+    estimate: plan['Total Cost'],
+  };
+}
+
+/** The stats statements (EXECUTION_STATS_SQL, after its first, which turns JIT off) and the minute chart's. */
+function summaryStatements(): { label: string; query: { text: string; values: unknown[]; ordered: boolean; before?: string } }[] {
+  const [off, ...reads] = EXECUTION_STATS_SQL.split(/;\n/);
+  return [
+    ...reads.map((text, i) => ({ label: `stats statement ${i + 1}`, query: { text, values: [], ordered: false, before: off } })),
+    { label: 'minute chart, 60 minutes', query: { text: OUTCOMES_PER_MINUTE_SQL, values: [60], ordered: false } },
+  ];
 }
 
 const shapes: { label: string; status?: ExecutionStatus; job: boolean }[] = [
@@ -70,20 +104,41 @@ describe('list reads are O(page)', () => {
       if (stats === 'after ANALYZE') await env.pool.query('ANALYZE executions');
       const heap = (await env.pool.query(`SELECT pg_relation_size('executions') / 8192 AS pages`)).rows[0].pages;
       expect(Number(heap)).toBeGreaterThan(2000); // the history is far bigger than a page
-      const report: Record<string, { buffers: number; nodes: string[] }> = {};
+      const report: Record<string, Cost & { ordered: boolean }> = {};
       for (const shape of shapes) {
         const query = executionListQuery({ status: shape.status, jobId: shape.job ? jobs[3] : undefined, limit: 50 });
         const first = await cost(query);
-        report[shape.label] = first;
+        report[shape.label] = { ...first, ordered: query.ordered };
         // The next page, from a cursor deep in the history, costs the same.
         const deep = await cost(executionListQuery({ status: shape.status, jobId: shape.job ? jobs[3] : undefined, limit: 50, before: String(ROWS / 2) }));
-        report[`${shape.label} (deep)`] = deep;
+        report[`${shape.label} (deep)`] = { ...deep, ordered: query.ordered };
       }
       if (process.env.SHOW_PLANS) console.log(stats, JSON.stringify(report, null, 1));
       for (const [label, r] of Object.entries(report)) {
         expect({ label, nodes: r.nodes.filter((n) => n.startsWith('Seq Scan') || n === 'Sort') }).toEqual({ label, nodes: [] });
         // A page of 50 rows in a 20-job history: at most a few hundred buffers (a scan would read thousands).
         expect({ label, ok: r.buffers < 400, buffers: r.buffers }).toMatchObject({ label, ok: true });
+        // Lists of the rare and live statuses run with JIT off (ORDERED_PLANS_SQL: the test sets jit_above_cost to
+        // 0, so anything else would be compiled); the others are costed as the page they read.
+        if (r.ordered) expect({ label, jit: r.jit }).toEqual({ label, jit: false });
+        else expect({ label, ok: r.estimate < JIT_ABOVE_COST_DEFAULT, estimate: r.estimate }).toMatchObject({ label, ok: true });
+      }
+    }, 60_000);
+
+    it(`the stats and the minute chart read their window, not the history, ${stats}`, async () => {
+      if (stats === 'after ANALYZE') await env.pool.query('ANALYZE executions, execution_minutes');
+      const rollup = Number((await env.pool.query(`SELECT pg_relation_size('execution_minutes') / 8192 AS pages`)).rows[0].pages);
+      expect(rollup).toBeGreaterThan(100); // 28 days of minutes: a scan would read all of them
+      const report: Record<string, Cost> = {};
+      for (const { label, query } of summaryStatements()) report[label] = await cost(query);
+      if (process.env.SHOW_PLANS) console.log(stats, JSON.stringify(report, null, 1));
+      for (const [label, r] of Object.entries(report)) {
+        expect({ label, seq: r.nodes.filter((n) => n === 'Seq Scan') }).toEqual({ label, seq: [] });
+        // The stats run with JIT off (their first statement); the chart is costed as its window.
+        if (label.startsWith('stats')) expect({ label, jit: r.jit }).toEqual({ label, jit: false });
+        else expect({ label, ok: r.estimate < JIT_ABOVE_COST_DEFAULT, estimate: r.estimate }).toMatchObject({ label, ok: true });
+        // The newest 1,000 rows, or a day of minutes (a 28th of the roll-up), or the live rows: far below a scan.
+        expect({ label, ok: r.buffers < Math.min(400, rollup / 4), buffers: r.buffers }).toMatchObject({ label, ok: true });
       }
     }, 60_000);
   }

@@ -1,7 +1,9 @@
 /** Output that survives: head and tail, cancelled / timed-out / lease-lost attempts, and a running attempt's output read and followed. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cancelExecution, createJob, triggerJob } from '@jobs/core';
+import { createLiveOutputBuffer, type LiveOutputBuffer } from '@jobs/core';
 import { createLiveOutput, queueKeys } from '@jobs/queue';
+import { createPostgresLiveOutput, postgresLiveOutputReader } from '@jobs/queue-postgres';
 import { apiHarness, type Harness } from './api/harness';
 import { eventually } from './support/env';
 import { engine } from './support/engine';
@@ -9,12 +11,16 @@ import { jobSpec } from './support/fixtures';
 
 let h: Harness;
 let e: ReturnType<typeof engine>;
-let live: ReturnType<typeof createLiveOutput>;
+let live: LiveOutputBuffer;
+
+/** Live output beside the file's queue: Redis streams, or the live_output table on the PostgreSQL queue. */
+const liveOutput = (options: { flushMs: number; maxEntries?: number; ttlMs?: number }) =>
+  h.env.backend === 'redis' ? createLiveOutput(h.env.redis, queueKeys(h.env.prefix), options) : createPostgresLiveOutput(h.env.pool, options);
 
 beforeEach(async () => {
   h = await apiHarness();
   e = engine(h.env);
-  live = createLiveOutput(h.env.redis, queueKeys(h.env.prefix), { flushMs: 50 });
+  live = liveOutput({ flushMs: 50 });
 });
 afterEach(async () => {
   await e.stopAll();
@@ -156,8 +162,8 @@ describe('output', () => {
     expect(done.body).toContain('second');
   });
 
-  it('costs a job that prints a line and ends within the interval nothing in Redis', async () => {
-    const slow = createLiveOutput(h.env.redis, queueKeys(h.env.prefix), { flushMs: 60_000 });
+  it('costs a job that prints a line and ends within the interval nothing in Redis or the live_output table', async () => {
+    const slow = liveOutput({ flushMs: 60_000 });
     try {
       const job = await createJob(e.deps, jobSpec({ handler: 'one-line' }));
       const { execution } = await triggerJob(e.deps, { jobId: job.id });
@@ -165,6 +171,7 @@ describe('output', () => {
       await eventually(async () => (await get(execution.id))?.status === 'succeeded');
       await slow.flush();
       expect(await h.env.redis.exists(queueKeys(h.env.prefix).output(execution.id))).toBe(0);
+      expect((await h.env.pool.query('SELECT 1 FROM live_output WHERE execution_id = $1', [execution.id])).rowCount).toBe(0);
       expect((await get(execution.id))!.output).toBe('hello\n');
     } finally {
       await slow.close();
@@ -178,5 +185,52 @@ describe('output', () => {
     const bad = await h.call('GET', `/api/v1/executions/${execution.id}/output?follow=yes`);
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('validation_failed');
+  });
+});
+
+describe('live output on the PostgreSQL queue (the live_output table)', () => {
+  it('keeps the newest writes per execution, expires old ones, and reads after a cursor', async () => {
+    const pg = createPostgresLiveOutput(h.env.pool, { flushMs: 60_000, maxEntries: 3, ttlMs: 3_600_000 });
+    const reader = postgresLiveOutputReader(h.env.pool);
+    try {
+      for (let i = 0; i < 6; i++) {
+        pg.append('101', Buffer.from(`a${i}\n`));
+        pg.append('102', Buffer.from(`b${i}\n`));
+        await pg.flush();
+      }
+      const a = await reader.read('101', null);
+      expect(a.map((x) => x.text)).toEqual(['a3\n', 'a4\n', 'a5\n']);
+      expect((await reader.read('102', null)).map((x) => x.text)).toEqual(['b3\n', 'b4\n', 'b5\n']);
+      expect((await reader.read('101', a[0]!.id)).map((x) => x.text)).toEqual(['a4\n', 'a5\n']);
+      expect(a.every((x) => /^\d+-0$/.test(x.id))).toBe(true);
+      // A cursor of another shape, or an id that is not one, reads from the start or nothing.
+      expect(await reader.read('101', 'nonsense')).toHaveLength(3);
+      expect(await reader.read('not-an-id', null)).toEqual([]);
+    } finally {
+      await pg.close();
+    }
+    // Rows older than the TTL go at the next write (the first write of a writer expires).
+    await h.env.pool.query(`UPDATE live_output SET written_at = now() - interval '2 hours' WHERE execution_id = 101`);
+    const next = createPostgresLiveOutput(h.env.pool, { flushMs: 60_000, ttlMs: 3_600_000 });
+    try {
+      next.append('103', Buffer.from('c\n'));
+      await next.flush();
+    } finally {
+      await next.close();
+    }
+    expect((await reader.read('101', null))).toEqual([]);
+    expect((await reader.read('102', null))).toHaveLength(3);
+  });
+
+  it('shares its buffering with the Redis writer: one write per interval, nothing for an attempt that ended unwritten', async () => {
+    const writes: { executionId: string; text: string }[][] = [];
+    const buffer = createLiveOutputBuffer(async (w) => void writes.push(w), { flushMs: 60_000, maxFlushBytes: 10 });
+    buffer.append('1', Buffer.from('x'.repeat(10)));
+    buffer.append('1', Buffer.from('y'.repeat(10)));
+    buffer.append('2', Buffer.from('gone'));
+    buffer.end('2');
+    await buffer.flush();
+    expect(writes).toEqual([[{ executionId: '1', text: `[… 10 bytes not streamed …]\n${'y'.repeat(10)}` }]]);
+    await buffer.close();
   });
 });

@@ -120,4 +120,35 @@ describe(`queue port (${process.env.TEST_QUEUE_BACKEND ?? 'redis'})`, () => {
     expect(await waiting).toBe('long');
     expect(Date.now() - t).toBeLessThan(1000);
   });
+
+  it.runIf(process.env.TEST_QUEUE_BACKEND === 'postgres')(
+    'a push of ids the queue holds (the reconciler) hides none of them from a claim running meanwhile',
+    async () => {
+      await env.queue.push([item(1), item(2)]);
+      const reconciler = await env.pool.connect();
+      try {
+        await reconciler.query('BEGIN');
+        await reconciler.query(`SELECT queue_push('{1,2}', '{short,short}', '{0,0}', ARRAY[now(), now()], '{NULL,NULL}', '{NULL,NULL}')`);
+        expect((await claim()).claims.map((c) => c.id).sort()).toEqual(['1', '2']);
+      } finally {
+        await reconciler.query('COMMIT');
+        reconciler.release();
+      }
+    },
+  );
+
+  it.runIf(process.env.TEST_QUEUE_BACKEND === 'postgres')('a push while the wake-up connection reconnects still wakes the waiting worker', async () => {
+    await env.queue.waitForWork(['short'], 50);
+    const { rows } = await env.pool.query(
+      `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query LIKE '%LISTEN "' || queue_channel('work') || '"%'`,
+    );
+    expect(rows).toHaveLength(1);
+    // The loss itself wakes every lane (nothing heard meanwhile); the next wait spans the reconnect.
+    await eventually(async () => expect(await env.queue.waitForWork(['short'], 100)).toBe('short'));
+    const waiting = env.queue.waitForWork(['short'], 5000);
+    const t = Date.now();
+    await env.queue.push([item(1)]);
+    expect(await waiting).toBe('short');
+    expect(Date.now() - t).toBeLessThan(3000);
+  });
 });

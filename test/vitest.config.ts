@@ -14,6 +14,7 @@ export const QUEUE_TESTS = [
   'test/trigger-batch.test.ts',
   'test/flow/*.test.ts',
   'test/lambda/worker.test.ts',
+  'test/output.test.ts',
 ];
 
 const shared = {

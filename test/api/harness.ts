@@ -2,6 +2,7 @@
 import { createApp, type ApiDeps } from '@jobs/api';
 import { systemClock } from '@jobs/core';
 import { liveOutputReader, queueKeys } from '@jobs/queue';
+import { postgresLiveOutputReader } from '@jobs/queue-postgres';
 import { dashboardRoutes } from '@jobs/dashboard';
 import { createTestEnv, recorder, type TestEnv } from '../support/env';
 
@@ -26,6 +27,7 @@ export async function apiHarness(overrides: Partial<ApiDeps> = {}) {
   const deps: ApiDeps = {
     store: env.store,
     queue: env.queue,
+    queueBackend: env.backend,
     clock: systemClock,
     sink: rec.sink,
     logger: rec.logger,
@@ -33,7 +35,7 @@ export async function apiHarness(overrides: Partial<ApiDeps> = {}) {
     bodyLimitBytes: 256 * 1024,
     shortLaneMaxTimeoutMs: 600_000,
     workerActiveWithinMs: 60_000,
-    liveOutput: liveOutputReader(env.redis, queueKeys(env.prefix)),
+    liveOutput: env.backend === 'redis' ? liveOutputReader(env.redis, queueKeys(env.prefix)) : postgresLiveOutputReader(env.pool),
     ...overrides,
   };
   const app = createApp(deps, [dashboardRoutes]);

@@ -28,7 +28,8 @@ describe('functions/api.ts handler', () => {
   it('answers /healthz without a key', async () => {
     const res = await invoke(httpApiEvent({ method: 'GET', path: '/healthz' }), lambdaContext);
     expect(res.statusCode).toBe(200);
-    expect(JSON.parse(res.body!)).toEqual({ status: 'ok', postgres: 'ok', redis: 'ok' });
+    const queue = env.backend === 'redis' ? { queue: 'ok', queue_backend: 'redis', redis: 'ok' } : { queue: 'ok', queue_backend: 'postgres' };
+    expect(JSON.parse(res.body!)).toEqual({ status: 'ok', postgres: 'ok', ...queue });
   });
 
   it('creates and lists jobs with a key, and refuses without one', async () => {

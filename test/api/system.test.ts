@@ -137,11 +137,12 @@ describe('GET /api/v1/schedules/preview', () => {
 });
 
 describe('GET /healthz', () => {
-  it('answers 200 when PostgreSQL and Redis answer, without authentication', async () => {
+  it('answers 200 when PostgreSQL and the queue answer, without authentication, and names the queue', async () => {
     const app = createApp({ ...h.deps, apiKeys: ['secret'] });
     const res = await app.request('/healthz');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', postgres: 'ok', redis: 'ok' });
+    const backend = h.env.backend;
+    expect(await res.json()).toEqual({ status: 'ok', postgres: 'ok', queue: 'ok', queue_backend: backend, ...(backend === 'redis' ? { redis: 'ok' } : {}) });
   });
 
   it('answers 503 within its timeout when the services hang', async () => {
@@ -151,7 +152,7 @@ describe('GET /healthz', () => {
     const redis = new Redis({ host: '127.0.0.1', port: blackhole.port, maxRetriesPerRequest: 1, lazyConnect: false });
     redis.on('error', () => undefined);
     try {
-      const app = createApp({ ...h.deps, store: createStore(pool), queue: createQueue(redis, { prefix: '{unused}' }), healthTimeoutMs: 200 });
+      const app = createApp({ ...h.deps, store: createStore(pool), queue: createQueue(redis, { prefix: '{unused}' }), queueBackend: 'redis', healthTimeoutMs: 200 });
       const started = Date.now();
       const res = await app.request('/healthz');
       expect(Date.now() - started).toBeLessThan(2000);
@@ -159,6 +160,8 @@ describe('GET /healthz', () => {
       expect(await res.json()).toEqual({
         status: 'degraded',
         postgres: 'error: no answer within 200 ms',
+        queue: 'error: no answer within 200 ms',
+        queue_backend: 'redis',
         redis: 'error: no answer within 200 ms',
       });
     } finally {

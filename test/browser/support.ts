@@ -8,9 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createTestEnv, type TestEnv } from '../support/env';
 import { spawnEntry, type Child } from '../support/processes';
+import { toolPresent } from '../support/tools';
 
 export const CHROMIUM = '/usr/bin/chromium';
-export const HAS_CHROMIUM = existsSync(CHROMIUM);
+export const HAS_CHROMIUM = toolPresent('chromium', existsSync(CHROMIUM));
 export const SCREENSHOTS = fileURLToPath(new URL('../artifacts/screenshots/', import.meta.url));
 
 export const VIEWPORTS = {

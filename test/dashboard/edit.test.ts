@@ -96,6 +96,14 @@ describe('dashboard edit', () => {
     }
     const run = await b.request('POST', `/jobs/${job.id}/backfill`, { form: { _csrf: token, from: '2025-03-09T00:00:00Z', to: '2025-03-09T02:00:00Z', intent: 'run' } });
     expect(run.status).toBe(303);
-    expect((await h.env.store.executionList({ jobId: job.id, limit: 10 })).map((e) => e.trigger)).toEqual(['backfill', 'backfill']);
+    const created = await h.env.store.executionList({ jobId: job.id, limit: 10 });
+    expect(created.map((e) => e.trigger)).toEqual(['backfill', 'backfill']);
+    // A second preview over a longer range says which fire times already ran, with a link to each.
+    const again = await b.request('POST', `/jobs/${job.id}/backfill`, {
+      form: { _csrf: token, from: '2025-03-09T00:00:00Z', to: '2025-03-09T03:00:00Z', intent: 'preview' },
+    });
+    expect(again.text).toContain('3 fire times in this range');
+    expect(again.text).toContain('2 of them already ran and will be skipped; the backfill creates 1.');
+    for (const e of created) expect(again.text).toContain(`<a href="/executions/${e.id}">execution #${e.id}</a>`);
   });
 });

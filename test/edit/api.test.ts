@@ -217,9 +217,15 @@ describe('POST /jobs/{id}/backfill', () => {
     expect(rows.map((r) => [r.trigger, r.status, r.scheduled_for.toISOString()])).toEqual(
       first.body.fire_times.map((t: string) => ['backfill', 'queued', t]),
     );
+    expect(first.body.already_run).toEqual([]);
+    // A dry run of the longer range says which fire times already ran, and by which execution.
+    const preview = await backfill(job.id, { ...body, to: '2025-10-07T12:00:00Z', dry_run: true });
+    expect(preview.body.already_run).toEqual(first.body.fire_times.map((t: string, i: number) => ({ fire_time: t, execution_id: first.body.execution_ids[i] })));
+    expect(preview.body.created).toBe(0);
     const second = await backfill(job.id, { ...body, to: '2025-10-07T12:00:00Z' });
     expect(second.body.fire_times).toHaveLength(4);
     expect(second.body.created).toBe(1);
+    expect(second.body.already_run.map((x: { fire_time: string }) => x.fire_time)).toEqual(first.body.fire_times);
     // 2026-04-05 02:00 -> 01:30 (+11 -> +10:30): 01:45 happens twice and runs once.
     const fallJob = await h.createJob({ cron_expr: '45 1 * * *', timezone: 'Australia/Lord_Howe' });
     const fall = await backfill(fallJob.id, { from: '2026-04-04T12:00:00Z', to: '2026-04-05T12:00:00Z', dry_run: true });

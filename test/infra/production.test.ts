@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUDGET, MAX_CONNECTIONS, usableConnections, worstCaseConnections } from '../../infra/budget';
 import { QUEUE_METRICS } from '../../functions/queue-metrics';
+import { graphBudget, transformed } from './graph-budget';
 import { plainEnvironment, ssmParameters } from './runtime-env';
 import { FAKE, evaluateSstConfig, resolve, uninstallSstGlobals, type Recorded, type ResourceGraph } from './sst-globals';
 
@@ -17,29 +18,6 @@ const scenarios = [
   { title: 'sst deploy --stage dev', stage: 'dev', dev: false, production: false },
   { title: 'sst deploy --stage production', stage: 'production', dev: false, production: true },
 ];
-
-/** Runs a transform hook (object or function) over empty args, as the component would. */
-function transformed(hook: unknown, args: Record<string, unknown> = {}) {
-  const opts: Record<string, unknown> = {};
-  if (typeof hook === 'function') hook(args, opts, 'name');
-  else if (hook) Object.assign(args, hook);
-  return args;
-}
-
-/** The worst case from the graph's own values (not from infra/budget.ts), for the budget check. */
-function graphBudget(graph: ResourceGraph) {
-  const reserved = (name: string) => Number((resolve(graph.one('sst.aws.Function', name).args.concurrency) as { reserved?: number } | undefined)?.reserved);
-  const service = graph.one('sst.aws.Service', 'ContainerWorker');
-  return {
-    apiReserved: reserved('ApiHandler'),
-    workerReserved: reserved('Worker'),
-    tickReserved: reserved('Tick'),
-    migrateReserved: reserved('Migrate'),
-    containerMaxTasks: Number((resolve(service.args.scaling) as { max?: number }).max),
-    containerPoolMax: Number(plainEnvironment(service).DATABASE_POOL_MAX),
-    deployMaxPercent: Number(transformed(service.args.transform?.service).deploymentMaximumPercent ?? 200),
-  };
-}
 
 describe.each(scenarios)('$title', (scenario) => {
   let graph: ResourceGraph;

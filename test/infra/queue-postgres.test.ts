@@ -1,9 +1,12 @@
 /**
  * A stage deployed with its queue on PostgreSQL (`QUEUE_BACKEND=postgres npx sst deploy`): no ElastiCache in the
  * resource graph, every runtime told QUEUE_BACKEND=postgres with no Redis URL, no link or SSM parameter for Redis,
- * and the runtime's own configuration check passes with the queue on PostgreSQL.
+ * the runtime's own configuration check passes with the queue on PostgreSQL, and the connection budget, with every
+ * worker's LISTEN connection, fits the instance.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_CONNECTIONS, budgetFor, usableConnections, worstCaseConnections } from '../../infra/budget';
+import { graphBudget } from './graph-budget';
 import { linkedCredentials, plainEnvironment, ssmParameters, startedEnvironment } from './runtime-env';
 import { FAKE, evaluateSstConfig, uninstallSstGlobals, type ResourceGraph } from './sst-globals';
 
@@ -52,5 +55,16 @@ describe.each([
       expect(config.queueBackend, runtime.name).toBe('postgres');
       if (!scenario.dev) expect(decodeURIComponent(new URL(config.databaseUrl).password), runtime.name).toBe(FAKE.postgres.password);
     }
+  });
+
+  it('keeps the worst case, LISTEN connections included, within the instance limit', () => {
+    const instance = String(graph.one('sst.aws.Postgres', 'Database').args.instance);
+    const budget = graphBudget(graph);
+    expect(budget).toEqual(budgetFor('postgres'));
+    expect(budget.listenPerWorker).toBe(1);
+    expect(worstCaseConnections(budget)).toBeLessThanOrEqual(usableConnections(instance)!);
+    // The Redis stage's fleet would not fit once every worker listens.
+    expect(worstCaseConnections({ ...budgetFor('redis'), listenPerWorker: 1 })).toBeGreaterThan(usableConnections(instance)!);
+    expect(MAX_CONNECTIONS[instance]).toBeDefined();
   });
 });

@@ -4,8 +4,10 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { toolPresent } from '../support/tools';
 
-export const PROMETHEUS = ['/usr/bin/prometheus', '/usr/local/bin/prometheus'].find((p) => existsSync(p)) ?? null;
+const found = ['/usr/bin/prometheus', '/usr/local/bin/prometheus'].find((p) => existsSync(p)) ?? null;
+export const PROMETHEUS = toolPresent('prometheus', found !== null) ? found : null;
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

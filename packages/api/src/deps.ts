@@ -6,6 +6,8 @@ import type { ApiKey, Principal } from './keys';
 export interface ApiDeps {
   store: Store;
   queue: QueueAdapter;
+  /** Which queue `queue` is, as /healthz names it (default redis). */
+  queueBackend?: 'redis' | 'postgres';
   clock: Clock;
   sink: TransitionSink;
   logger: Logger;

@@ -2,7 +2,7 @@
  * @module serializers — domain objects (camelCase, ms, Date) to the wire (snake_case, seconds, ISO strings), and the
  * create body to the core's JobSpec.
  */
-import { DEFAULT_BACKOFF, NO_LIMITS, createAddressPolicy, maskChange, maskTarget, targetWords, type AddressPolicy, type Execution, type ExecutionSummary, type Job, type JobChange, type JobSpec, type QueueDepth, type WorkerInfo } from '@jobs/core';
+import { DEFAULT_BACKOFF, NO_LIMITS, createAddressPolicy, isoString, maskChange, maskTarget, targetWords, type AddressPolicy, type Execution, type ExecutionSummary, type Job, type JobChange, type JobSpec, type QueueDepth, type WorkerInfo } from '@jobs/core';
 import type { ExecutionStats } from '@jobs/store';
 import { validationFailed } from './errors';
 import { limitsJson, toLimits } from './schemas/limits';
@@ -10,7 +10,7 @@ import type { ExecutionJson, ExecutionSummaryJson } from './schemas/executions';
 import { JobFields, type JobCreateBody, type JobJson } from './schemas/jobs';
 
 const DEFAULT_POLICY = createAddressPolicy();
-const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+const iso = (d: Date | null): string | null => (d ? isoString(d) : null);
 const seconds = (ms: number) => ms / 1000;
 
 /** The job on the wire. Header secrets never leave the store in full: every response and page goes through here. */
@@ -92,8 +92,8 @@ export function executionSummaryJson(e: ExecutionSummary): ExecutionSummaryJson 
     lane: e.lane,
     priority: e.priority,
     worker_id: e.workerId,
-    scheduled_for: e.scheduledFor.toISOString(),
-    queued_at: e.queuedAt.toISOString(),
+    scheduled_for: isoString(e.scheduledFor),
+    queued_at: isoString(e.queuedAt),
     started_at: iso(e.startedAt),
     finished_at: iso(e.finishedAt),
     lease_expires_at: iso(e.leaseExpiresAt),

@@ -197,7 +197,7 @@ export interface paths {
         put?: never;
         /**
          * Run the fire times a job had in a past range
-         * @description The fire times in [from, to) by the job's own schedule and DST rules (at most 1,000; more is a 400), each created as an execution with trigger "backfill" unless that fire time already has one. `dry_run`: only list them.
+         * @description The fire times in [from, to) by the job's own schedule and DST rules (at most 1,000; more is a 400), each created as an execution with trigger "backfill" unless that fire time already has one (`already_run` lists those). `dry_run`: only list them.
          */
         post: operations["backfillJob"];
         delete?: never;
@@ -436,8 +436,15 @@ export interface components {
             status: "ok" | "degraded";
             /** @example ok */
             postgres: string;
-            /** @example error: no answer within 2000 ms */
-            redis: string;
+            /**
+             * @description The queue (Redis, or the PostgreSQL queue tables)
+             * @example error: no answer within 2000 ms
+             */
+            queue: string;
+            /** @enum {string} */
+            queue_backend: "redis" | "postgres";
+            /** @description Same as queue, on the Redis queue only (kept for probes that read it) */
+            redis?: string;
         };
         Job: {
             /** @example 42 */
@@ -1043,6 +1050,15 @@ export interface components {
             /** @description Executions created (trigger "backfill"); 0 on a dry run. */
             created: number;
             execution_ids: string[];
+            /** @description Fire times of the range that already had an execution before this call (skipped), with it. */
+            already_run: {
+                /**
+                 * Format: date-time
+                 * @example 2025-01-01T12:00:00.000Z
+                 */
+                fire_time: string;
+                execution_id: string;
+            }[];
             dry_run: boolean;
         };
         BackfillRequest: {
@@ -1283,7 +1299,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Both services answer */
+            /** @description PostgreSQL and the queue answer */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1292,7 +1308,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description A service does not answer */
+            /** @description One of them does not answer */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -65,6 +65,8 @@ export interface EditStore {
   jobVersions(jobId: string): Promise<JobVersion[] | null>;
   /** Creates a backfill execution per fire time that has no execution yet, under the job's row lock. */
   executionsBackfill(input: { jobId: string; fireTimes: Date[]; audit?: AuditEntry }): Promise<CreatedExecution[] | null>;
+  /** The executions that already hold some of these fire times (what a backfill skips), oldest first. */
+  executionsAtFireTimes(input: { jobId: string; fireTimes: Date[] }): Promise<{ fireTime: Date; executionId: string }[]>;
 }
 
 export interface EditQueue {
@@ -193,12 +195,13 @@ export function backfillTimes(job: Pick<Job, 'cronExpr' | 'timezone' | 'runAt'>,
 
 /**
  * Creates an execution (trigger "backfill") for each fire time of the job in [from, to) that has none yet; with
- * `dryRun`, only lists them. Backfill covers the past: `to` may not be after now.
+ * `dryRun`, only lists them. Either way `existing` says which fire times already have an execution (and so are
+ * skipped), as they stood before the call. Backfill covers the past: `to` may not be after now.
  */
 export async function backfillJob(
   deps: EditDeps,
   input: { jobId: string; from: Date; to: Date; dryRun: boolean },
-): Promise<{ fireTimes: Date[]; created: CreatedExecution[] }> {
+): Promise<{ fireTimes: Date[]; existing: { fireTime: Date; executionId: string }[]; created: CreatedExecution[] }> {
   const job = await deps.store.jobGet(input.jobId);
   if (!job) throw new NotFoundError('job', input.jobId);
   const now = deps.clock.now();
@@ -206,7 +209,8 @@ export async function backfillJob(
     throw new InvalidInputError(`is in the future (now ${now.toISOString()}): backfill covers fire times that have passed`, 'to');
   }
   const fireTimes = backfillTimes(job, input.from, input.to);
-  if (input.dryRun || fireTimes.length === 0) return { fireTimes, created: [] };
+  const existing = await deps.store.executionsAtFireTimes({ jobId: job.id, fireTimes });
+  if (input.dryRun || fireTimes.length === 0) return { fireTimes, existing, created: [] };
   const audit = auditEntry(deps.actor, 'job.backfill', `job:${job.id}`, {
     range: { old: null, new: `${input.from.toISOString()}/${input.to.toISOString()}` },
   });
@@ -216,7 +220,7 @@ export async function backfillJob(
     deps.sink.emit(created.map((c) => (deps.actor ? { ...createdTransition(c, now), by: deps.actor.keyName } : createdTransition(c, now))));
     await pushOrLog(deps, created);
   }
-  return { fireTimes, created };
+  return { fireTimes, existing, created };
 }
 
 /** A version's changes as the audit trail keeps them: field to old and new value. */

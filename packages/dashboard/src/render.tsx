@@ -26,12 +26,19 @@ export async function renderPage(
       {page.body}
     </Layout>,
   );
-  return c.html(`<!DOCTYPE html>${html}`, page.status ?? 200);
+  return htmlResponse(c, `<!DOCTYPE html>${html}`, page.status ?? 200);
+}
+
+const utf8 = new TextEncoder();
+
+/** As c.html, with the body as bytes: a Response made from a string first checks each of its characters for lone surrogates. */
+function htmlResponse(c: Context, html: string, status: ContentfulStatusCode): Response {
+  return c.body(utf8.encode(html), status, { 'Content-Type': 'text/html; charset=UTF-8' });
 }
 
 /** A fragment: the markup alone, for the script to put into the page. */
 export async function renderFragment(c: Context, node: Child, status: ContentfulStatusCode = 200): Promise<Response> {
-  return c.html(await toHtml(<>{node}</>), status);
+  return htmlResponse(c, await toHtml(<>{node}</>), status);
 }
 
 /**

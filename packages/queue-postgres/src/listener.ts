@@ -24,6 +24,8 @@ export function createListener(connect: () => pg.Client, lanes: readonly Lane[])
   let closed = false;
   let retryAt = 0;
   let reconnectTimer: NodeJS.Timeout | null = null;
+  /** A connection was lost and no LISTEN has succeeded since. */
+  let reconnecting = false;
   const pending = new Set<Lane>();
   const waiters = new Set<() => void>();
   const cancelHandlers = new Set<(ids: string[]) => void>();
@@ -38,6 +40,7 @@ export function createListener(connect: () => pg.Client, lanes: readonly Lane[])
     client = null;
     ready = null;
     retryAt = Date.now() + RECONNECT_MS;
+    reconnecting = true;
     failed.end().catch(() => undefined);
     // Notifications sent while it was away are lost: every lane may have work.
     for (const lane of lanes) pending.add(lane);
@@ -76,6 +79,13 @@ export function createListener(connect: () => pg.Client, lanes: readonly Lane[])
       const { rows } = await c.query(`SELECT queue_channel('work') AS work, queue_channel('cancel') AS cancel`);
       channels = rows[0];
       await c.query(`LISTEN "${channels.work}"; LISTEN "${channels.cancel}"`);
+      // What was pushed between the loss and this LISTEN woke no one: every lane may have work (the loss said so
+      // too, but only to the claims made before the reconnect), or a waiting worker would sleep until its timeout.
+      if (reconnecting) {
+        reconnecting = false;
+        for (const lane of lanes) pending.add(lane);
+        wakeAll();
+      }
     })();
     ready.catch(() => lost(c));
     return ready;

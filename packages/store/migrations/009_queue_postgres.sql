@@ -235,6 +235,10 @@ BEGIN
     INSERT INTO queue_items AS q (id, lane, priority, due_at, state, flow_job, flow_key)
     SELECT i.id, i.lane, i.priority, i.due_at, CASE WHEN i.due_at <= v_now THEN 'ready' ELSE 'delayed' END, i.flow_job, i.flow_key
     FROM input i
+    -- Ids held in any other state are left out before the insert: ON CONFLICT DO UPDATE locks every conflicting row,
+    -- updated or not, until commit, and claims skip locked rows. The reconciler pushes every waiting execution each
+    -- pass, so ready rows would vanish from claims for the length of its push, with no wake-up after it.
+    WHERE NOT EXISTS (SELECT 1 FROM queue_items h WHERE h.id = i.id AND h.state <> 'reaped')
     ON CONFLICT (id) DO UPDATE SET lane = excluded.lane, priority = excluded.priority, due_at = excluded.due_at,
       state = excluded.state, flow_job = excluded.flow_job, flow_key = excluded.flow_key, token = NULL,
       lease_expires_at = NULL, parked_on = NULL, wake_at = NULL

@@ -2,8 +2,9 @@
 import { EXECUTION_STATUSES, InvalidInputError, LIVE_STATUSES, type Execution, type ExecutionStatus, type ExecutionSummary, type Lane } from '@jobs/core';
 import type pg from 'pg';
 import { isId } from './jobs';
+import { idempotent } from './pool';
 import { transaction } from './transaction';
-import { EXECUTION_COLUMNS, EXECUTION_SUMMARY_COLUMNS, toExecution, toExecutionSummary } from './rows';
+import { EXECUTION_COLUMNS, EXECUTION_SUMMARY_COLUMNS, PAGE_TYPES, toExecution, toExecutionSummary } from './rows';
 
 export interface ExecutionListFilter {
   jobId?: string;
@@ -48,10 +49,12 @@ const LIST_SQL = new Map<string, string>();
  * last resort. Those statuses are rare in the history (or live, and then a backlog may hold a million of them), and
  * when one job holds most of a status's rows (a job that keeps failing) the planner's estimate for "this job and
  * this status" is far too low, so it would fetch and sort all of them to find a page. With these two off it walks
- * the status's partial index in order and stops at the page, whatever the statistics say. Transaction-local
- * (set_config(..., true)): nothing stays on the connection, and no session is pinned behind a pooler.
+ * the status's partial index in order and stops at the page, whatever the statistics say. And no JIT: without
+ * statistics a live status is costed as 1% of the history, past jit_above_cost, and compiling the plan took 10 ms
+ * and more for a page read from one index page. Transaction-local (set_config(..., true)): nothing stays on the
+ * connection, and no session is pinned behind a pooler.
  */
-export const ORDERED_PLANS_SQL = `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`;
+export const ORDERED_PLANS_SQL = `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true), set_config('jit', 'off', true)`;
 
 /**
  * The statement executionList sends for `filter` (exported for the plan tests); `ordered`: it runs after
@@ -75,12 +78,13 @@ export function executionListQuery(filter: ExecutionListFilter): { text: string;
 export async function executionList(pool: pg.Pool, filter: ExecutionListFilter): Promise<ExecutionSummary[]> {
   if (filter.jobId !== undefined && !isId(filter.jobId)) return [];
   const { text, values, ordered } = executionListQuery(filter);
+  const query = { text, values, types: PAGE_TYPES };
   const { rows } = ordered
     ? await transaction(pool, async (client) => {
         await client.query(ORDERED_PLANS_SQL);
-        return client.query(text, values);
+        return client.query(query);
       })
-    : await pool.query(text, values);
+    : await pool.query(query);
   return rows.map(toExecutionSummary);
 }
 
@@ -129,33 +133,35 @@ export interface ExecutionStats {
   oldestQueuedAgeMs: number | null;
 }
 
+/**
+ * The stats as one message of statements (no parameters, so the simple protocol sends them all at once: one round
+ * trip on one connection), each reading a bounded part:
+ * - live rows, through executions_live;
+ * - the roll-up's last 24 hours (with the last hour and minute inside it), a range of its primary key: bounded at
+ *   both ends, because with the lower bound alone a table without statistics is estimated at a third of its rows
+ *   and read whole, where a range of the leading key column is estimated small and read as one;
+ * - durations of the attempts among the newest 1,000 rows that finished within the hour: a walk of the primary key
+ *   back from the newest row, whatever the history (no index on finished_at: it would cost every recorded outcome
+ *   an index insert; ids grow with time).
+ * The first statement turns JIT off for the message's implicit transaction: without statistics the planner costs
+ * the live-row reads as if 1% of the history were live, which crosses jit_above_cost, and compiling them takes
+ * 15 ms or more for a read of one index page.
+ */
+export const EXECUTION_STATS_SQL = `SELECT set_config('jit', 'off', true);
+SELECT status, lane, count(*)::int AS n, (count(*) FILTER (WHERE scheduled_for <= now()))::int AS due FROM executions
+WHERE status IN ('queued', 'retrying', 'running') GROUP BY status, lane;
+SELECT status, sum(count)::bigint AS day, (sum(count) FILTER (WHERE minute > now() - interval '1 hour'))::bigint AS hour,
+       (sum(count) FILTER (WHERE minute >= date_trunc('minute', now()) - interval '1 minute'))::bigint AS recent
+FROM execution_minutes WHERE minute > now() - interval '24 hours' AND minute <= now() GROUP BY status;
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50,
+       percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95, count(*)::int AS n
+FROM (SELECT duration_ms, finished_at FROM executions ORDER BY id DESC LIMIT 1000) recent
+WHERE duration_ms IS NOT NULL AND finished_at > now() - interval '1 hour';
+SELECT extract(epoch FROM now() - min(queued_at)) * 1000 AS age FROM executions WHERE status = 'queued' AND scheduled_for <= now()`;
+
 export async function executionStats(pool: pg.Pool): Promise<ExecutionStats> {
-  const [live, minutes, day, durations, oldest] = await Promise.all([
-    pool.query(
-      `SELECT status, lane, count(*)::int AS n, (count(*) FILTER (WHERE scheduled_for <= now()))::int AS due FROM executions
-       WHERE status IN ('queued', 'retrying', 'running') GROUP BY status, lane`,
-    ),
-    pool.query(
-      `SELECT status, sum(count)::bigint AS n, (minute >= date_trunc('minute', now()) - interval '1 minute') AS recent
-       FROM execution_minutes WHERE minute > now() - interval '1 hour' GROUP BY status, recent`,
-    ),
-    pool.query(
-      `SELECT status, sum(count)::bigint AS n FROM execution_minutes WHERE minute > now() - interval '24 hours' GROUP BY status`,
-    ),
-    // Durations of the attempts among the newest 1,000 rows that finished within the hour: a walk of the primary key
-    // back from the newest row that reads at most 1,000 rows, whatever the history (no index on finished_at: it
-    // would cost every recorded outcome an index insert; ids grow with time).
-    pool.query(
-      `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50,
-              percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95, count(*)::int AS n
-       FROM (SELECT duration_ms, finished_at FROM executions ORDER BY id DESC LIMIT 1000) recent
-       WHERE duration_ms IS NOT NULL AND finished_at > now() - interval '1 hour'`,
-    ),
-    pool.query(
-      `SELECT extract(epoch FROM now() - min(queued_at)) * 1000 AS age FROM executions
-       WHERE status = 'queued' AND scheduled_for <= now()`,
-    ),
-  ]);
+  const results = (await pool.query(idempotent({ text: EXECUTION_STATS_SQL }))) as unknown as pg.QueryResult[];
+  const [, live, window, durations, oldest] = results as [pg.QueryResult, pg.QueryResult, pg.QueryResult, pg.QueryResult, pg.QueryResult];
   const counts = { queued: 0, retrying: 0, running: 0, succeeded: 0, failed: 0, dead: 0, cancelled: 0, skipped: 0 } as Record<ExecutionStatus, number>;
   const byLane = { short: { queued: 0, retrying: 0, running: 0 }, long: { queued: 0, retrying: 0, running: 0 } };
   let queuedDue = 0;
@@ -165,15 +171,15 @@ export async function executionStats(pool: pg.Pool): Promise<ExecutionStats> {
     const lane = byLane[r.lane as Lane];
     if (lane) lane[r.status as 'queued' | 'retrying' | 'running'] += r.n;
   }
-  for (const r of day.rows) counts[r.status as ExecutionStatus] += Number(r.n);
   let lastMinute = 0;
   let lastHour = 0;
   let succeededHour = 0;
-  for (const r of minutes.rows) {
+  for (const r of window.rows) {
+    counts[r.status as ExecutionStatus] += Number(r.day);
     if (!['succeeded', 'failed', 'dead'].includes(r.status)) continue; // throughput counts attempts that ran
-    const n = Number(r.n);
+    const n = Number(r.hour ?? 0);
     lastHour += n;
-    if (r.recent) lastMinute += n;
+    lastMinute += Number(r.recent ?? 0);
     if (r.status === 'succeeded') succeededHour += n;
   }
   const d = durations.rows[0];
@@ -187,6 +193,22 @@ export async function executionStats(pool: pg.Pool): Promise<ExecutionStats> {
     oldestQueuedAgeMs: oldest.rows[0]?.age === null || oldest.rows[0]?.age === undefined ? null : Math.round(Number(oldest.rows[0].age)),
   };
 }
+
+/**
+ * executionOutcomesPerMinute's statement ($1: minutes), exported for the plan tests: reads only the rollup rows of
+ * the window, a range of its primary key (which leads with the minute) bounded at both ends; generate_series gives
+ * the empty minutes their row.
+ */
+export const OUTCOMES_PER_MINUTE_SQL = `WITH w AS (SELECT date_trunc('minute', now()) - make_interval(mins => $1::int - 1) AS since, date_trunc('minute', now()) AS upto),
+     counted AS (
+       SELECT e.minute, e.status, sum(e.count)::bigint AS n FROM execution_minutes e, w
+       WHERE e.minute >= w.since AND e.minute <= w.upto AND e.status IN ('succeeded', 'failed', 'dead')
+       GROUP BY e.minute, e.status
+     )
+     SELECT m.minute, c.status, coalesce(c.n, 0)::bigint AS n
+     FROM w, generate_series(w.since, w.upto, interval '1 minute') AS m(minute)
+     LEFT JOIN counted c ON c.minute = m.minute
+     ORDER BY m.minute`;
 
 /** Finished attempts of one minute, by outcome (the dashboard's throughput and failure-rate charts). */
 export interface MinuteOutcomes {
@@ -202,21 +224,7 @@ export interface MinuteOutcomes {
  * @example const hour = await executionOutcomesPerMinute(pool); hour.at(-1)!.succeeded
  */
 export async function executionOutcomesPerMinute(pool: pg.Pool, minutes = 60): Promise<MinuteOutcomes[]> {
-  // Reads only the rollup rows of the window (a range of its primary key, which leads with the minute);
-  // generate_series gives the empty minutes their row.
-  const { rows } = await pool.query(
-    `WITH w AS (SELECT date_trunc('minute', now()) - make_interval(mins => $1::int - 1) AS since, date_trunc('minute', now()) AS upto),
-     counted AS (
-       SELECT e.minute, e.status, sum(e.count)::bigint AS n FROM execution_minutes e, w
-       WHERE e.minute >= w.since AND e.minute <= w.upto AND e.status IN ('succeeded', 'failed', 'dead')
-       GROUP BY e.minute, e.status
-     )
-     SELECT m.minute, c.status, coalesce(c.n, 0)::bigint AS n
-     FROM w, generate_series(w.since, w.upto, interval '1 minute') AS m(minute)
-     LEFT JOIN counted c ON c.minute = m.minute
-     ORDER BY m.minute`,
-    [minutes],
-  );
+  const { rows } = await pool.query(OUTCOMES_PER_MINUTE_SQL, [minutes]);
   const byMinute = new Map<number, MinuteOutcomes>();
   for (const r of rows) {
     const minute = r.minute as Date;

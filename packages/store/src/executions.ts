@@ -97,11 +97,16 @@ export async function executionsLoad(
   const tokens = new Map(claims.map((c) => [c.id, c.token]));
   const { rows } = await pool.query({
     name: read.traceparent ? 'executions_load_traced' : 'executions_load',
-    // The job's version (a primary-key probe per row) keys the definition cache: an edit is never served stale.
-    text: `SELECT e.id, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane, e.priority,
-       e.scheduled_for, e.payload, e.flow_key${read.traceparent ? ', e.traceparent' : ''}, (SELECT j.version FROM jobs j WHERE j.id = e.job_id) AS job_version
-     FROM executions e
-     WHERE e.id = ANY($1::bigint[]) AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL`,
+    // The job's current version keys the definition cache, so an edit is never served stale. Read once per distinct
+    // job of the batch (a claim batch is mostly a few jobs), not once per row.
+    text: `WITH claimed AS MATERIALIZED (
+       SELECT e.id, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane, e.priority,
+              e.scheduled_for, e.payload, e.flow_key${read.traceparent ? ', e.traceparent' : ''}
+       FROM executions e
+       WHERE e.id = ANY($1::bigint[]) AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL),
+     versions AS MATERIALIZED (
+       SELECT j.id, j.version FROM jobs j WHERE j.id = ANY(ARRAY(SELECT DISTINCT c.job_id FROM claimed c)))
+     SELECT c.*, v.version AS job_version FROM claimed c JOIN versions v ON v.id = c.job_id`,
     values: [claims.map((c) => c.id)],
   });
   const jobs = await definitions.get(pool, rows.map((r) => ({ id: r.job_id as string, version: r.job_version as number })));

@@ -24,7 +24,7 @@ import { createTriggerBatcher } from './trigger-batch';
 export { migrate, migrations } from './migrate';
 export { StorePool, idempotent, isConnectionError, retrySafe, type StorePoolConfig, type StorePoolEvent } from './pool';
 export { isId } from './jobs';
-export { ORDERED_PLANS_SQL, executionListQuery } from './executions-read';
+export { EXECUTION_STATS_SQL, ORDERED_PLANS_SQL, OUTCOMES_PER_MINUTE_SQL, executionListQuery } from './executions-read';
 export type { JobListFilter } from './jobs';
 export type { ExecutionListFilter, ExecutionStats, LaneLoad, MinuteOutcomes } from './executions-read';
 export type { LaneRow } from './flow';
@@ -66,6 +66,7 @@ export function createStore(
     jobUpdate: (input: Parameters<typeof edits.jobUpdate>[1]) => edits.jobUpdate(pool, input),
     jobVersions: (jobId: string) => edits.jobVersions(pool, jobId),
     executionsBackfill: (input: Parameters<typeof edits.executionsBackfill>[1]) => edits.executionsBackfill(pool, input),
+    executionsAtFireTimes: (input: Parameters<typeof edits.executionsAtFireTimes>[1]) => edits.executionsAtFireTimes(pool, input),
     // executions: worker hot path and recovery
     executionsLoad: (claims: Parameters<typeof executions.executionsLoad>[2]) => executions.executionsLoad(pool, definitions, claims, read),
     executionsStart: (input: Parameters<typeof executions.executionsStart>[1]) => executions.executionsStart(pool, input, read),

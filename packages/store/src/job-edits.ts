@@ -103,6 +103,23 @@ export async function jobVersions(pool: pg.Pool, jobId: string): Promise<JobVers
  * Creates a queued execution (trigger "backfill") for each fire time that has none yet: no cron, one-off or earlier
  * backfill execution that was not cancelled. Null if the job does not exist (or was deleted).
  */
+/**
+ * The executions that already hold some of these fire times of a job (scheduled or backfilled, not cancelled): what a
+ * backfill of them skips. Probes the two partial unique indexes, like executionsBackfill.
+ */
+export async function executionsAtFireTimes(pool: pg.Pool, input: { jobId: string; fireTimes: Date[] }): Promise<{ fireTime: Date; executionId: string }[]> {
+  if (!isId(input.jobId) || input.fireTimes.length === 0) return [];
+  const { rows } = await pool.query(
+    `SELECT x.scheduled_for, min(x.id)::text AS id
+     FROM unnest($2::timestamptz[]) AS f(t)
+     JOIN executions x ON x.job_id = $1 AND x.scheduled_for = f.t
+       AND x.trigger IN ('cron', 'once', 'backfill') AND x.status <> 'cancelled'
+     GROUP BY x.scheduled_for ORDER BY x.scheduled_for`,
+    [input.jobId, input.fireTimes],
+  );
+  return rows.map((r) => ({ fireTime: r.scheduled_for as Date, executionId: r.id as string }));
+}
+
 export async function executionsBackfill(pool: pg.Pool, input: { jobId: string; fireTimes: Date[]; audit?: AuditEntry }): Promise<CreatedExecution[] | null> {
   if (!isId(input.jobId)) return null;
   return transaction(pool, async (client) => {

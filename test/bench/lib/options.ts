@@ -37,6 +37,7 @@ const DEFAULTS = {
   'profile-rate': 1_000, // latency breakdown load (triggers/s)
   'history-n': 5_000_000, // history: executions built by SQL over 30 days
   'history-drain': 20_000, // history: jobs drained with and without the retention pass running
+  'history-keep': 0, // history: 1 = stop after the reads and keep the schemas (named on stderr), for EXPLAIN; 2 = before ANALYZE
 };
 
 export type Options = { [K in keyof typeof DEFAULTS]: number } & {

@@ -1,9 +1,11 @@
 /**
  * history (only when named: `--only=history`): reads, pruning and disk use with a long history.
  *   Builds `history-n` executions (default 5,000,000) by SQL over 30 days for 1,000 jobs (98.95% succeeded, 1% failed,
- *   0.05% dead, 200-byte outputs) and their roll-up minutes, beside an empty database with the same jobs. Measures
- *   p50/p95 of every list endpoint, the stats and the dashboard pages in both (in process, app.request), first as
- *   built (no statistics: autovacuum may be off) and again after ANALYZE; bytes on disk per execution; then the
+ *   0.05% dead, 200-byte outputs) and their roll-up minutes, beside an empty database with the same jobs and a
+ *   database with the same jobs and one page of rows of every list shape (buildPage: an empty database renders no
+ *   rows, so it cannot tell what the history costs from what a page of rows costs). Measures p50/p95 of every list
+ *   endpoint, the stats and the dashboard pages in all three (in process, app.request), first as built (no
+ *   statistics: autovacuum may be off) and again after ANALYZE; bytes on disk per execution; then the
  *   retention pass on the rows older than 20 days while a worker drains `history-drain` jobs, with the drain's rate
  *   beside a drain of the same size without pruning, and the WAL the deletes wrote.
  */
@@ -19,7 +21,9 @@ import type { BenchContext } from '../run';
 
 const DAY = 86_400_000;
 const JOBS = 1000;
-const REPEATS = 30;
+const REPEATS = 60;
+
+type Timing = { p50: number; p95: number; status: number };
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -48,14 +52,43 @@ async function build(env: TestEnv, n: number, progress: (m: string) => void): Pr
     );
     progress(`history: ${Math.min(n, from + chunk - 1).toLocaleString('en-US')} of ${n.toLocaleString('en-US')} rows (${Math.round(performance.now() - t)} ms)`);
   }
-  if (n > 0) {
-    await env.pool.query(
-      `INSERT INTO execution_minutes (minute, status, lane, count, duration_ms)
-       SELECT date_trunc('minute', finished_at), status, lane, count(*), sum(duration_ms) FROM executions GROUP BY 1, 2, 3`,
-    );
-  }
+  if (n > 0) await rollUp(env);
   const some = await env.pool.query(`SELECT id FROM executions WHERE status = 'dead' ORDER BY id DESC LIMIT 1`);
   return { firstJob, someId: some.rows[0]?.id ?? null };
+}
+
+/**
+ * The roll-up of what the executions table holds, written in minute order as the finishing statements write it
+ * (minute by minute), so a window of minutes sits in a few adjacent heap pages as in production.
+ */
+async function rollUp(env: TestEnv): Promise<void> {
+  await env.pool.query(
+    `INSERT INTO execution_minutes (minute, status, lane, count, duration_ms)
+     SELECT date_trunc('minute', finished_at), status, lane, count(*), sum(duration_ms) FROM executions GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+  );
+}
+
+/**
+ * The second baseline: the same jobs and one page of rows (51) of every list shape the history has, within the
+ * last hour: each of succeeded, failed and dead once for job {J} and once spread over 51 other jobs (newest), with
+ * their roll-up minutes. Every list and page then renders what it renders on the history, from a table of 306 rows.
+ */
+async function buildPage(env: TestEnv, progress: (m: string) => void): Promise<{ firstJob: string; someId: string | null }> {
+  const built = await build(env, 0, progress);
+  await env.pool.query(
+    `INSERT INTO executions (job_id, trigger, status, lane, scheduled_for, queued_at, started_at, finished_at, duration_ms,
+                             exit_code, output, error)
+     SELECT CASE WHEN spread THEN $1::bigint + 100 + (g % 51) ELSE $1::bigint + 7 END, 'cron', st, 'short', t, t, t,
+            t + interval '5 ms', 5, CASE WHEN st = 'succeeded' THEN 0 ELSE 1 END, repeat('x', 199) || E'\\n',
+            CASE WHEN st = 'succeeded' THEN NULL ELSE 'exit code 1' END
+     FROM generate_series(306, 1, -1) g,
+          LATERAL (SELECT now() - g * interval '10 seconds' AS t, g <= 153 AS spread,
+                          (ARRAY['succeeded', 'failed', 'dead'])[1 + ((g - 1) % 153) / 51] AS st) x`,
+    [built.firstJob],
+  );
+  await rollUp(env);
+  const some = await env.pool.query(`SELECT id FROM executions WHERE status = 'dead' ORDER BY id DESC LIMIT 1`);
+  return { firstJob: built.firstJob, someId: some.rows[0]?.id ?? null };
 }
 
 function appFor(env: TestEnv) {
@@ -75,21 +108,23 @@ function appFor(env: TestEnv) {
   return createApp(deps, [dashboardRoutes]);
 }
 
-async function timeRequests(app: ReturnType<typeof createApp>, path: string): Promise<{ p50: number; p95: number; status: number }> {
-  let status = 0;
-  for (let i = 0; i < 3; i++) {
-    const res = await app.request(path);
-    await res.arrayBuffer();
-    status = res.status;
+/**
+ * p50/p95 of `path` on each app, the requests taken in turn (one to each app, then again) so that a burst of load
+ * on the shared machine falls on every side alike.
+ */
+async function timeRequests(apps: { app: ReturnType<typeof createApp>; path: string }[]): Promise<Timing[]> {
+  const status = apps.map(() => 0);
+  const times: number[][] = apps.map(() => []);
+  for (let i = 0; i < 3 + REPEATS; i++) {
+    for (const [k, { app, path }] of apps.entries()) {
+      const t = performance.now();
+      const res = await app.request(path);
+      await res.arrayBuffer();
+      if (i >= 3) times[k]!.push(performance.now() - t);
+      status[k] = res.status;
+    }
   }
-  const times: number[] = [];
-  for (let i = 0; i < REPEATS; i++) {
-    const t = performance.now();
-    const res = await app.request(path);
-    await res.arrayBuffer();
-    times.push(performance.now() - t);
-  }
-  return { p50: percentile(times, 50), p95: percentile(times, 95), status };
+  return times.map((t, k) => ({ p50: percentile(t, 50), p95: percentile(t, 95), status: status[k]! }));
 }
 
 export async function historyScenario(c: Collector, ctx: BenchContext): Promise<void> {
@@ -97,9 +132,12 @@ export async function historyScenario(c: Collector, ctx: BenchContext): Promise<
   const n = opts['history-n'];
   const full = await benchEnv('bench_history');
   const empty = await benchEnv('bench_history_empty');
+  const paged = await benchEnv('bench_history_page');
+  const keep = opts['history-keep'] > 0;
   try {
     const built = await build(full, n, progress);
     const blank = await build(empty, 0, progress);
+    const onePage = await buildPage(paged, progress);
     const mid = String(Math.floor(n / 2));
     // {J}: a job of the 1,000 (its own 0.1% of the history); {ID}: the newest dead execution.
     const templates = [
@@ -130,26 +168,45 @@ export async function historyScenario(c: Collector, ctx: BenchContext): Promise<
       '/jobs/{J}',
       '/executions/{ID}',
     ];
-    const fill = (t: string, b: { firstJob: string }) => t.replace('{J}', String(BigInt(b.firstJob) + 7n)).replace('{ID}', built.someId ?? '1');
+    // {ID} on the empty side is the history's id (a 404 there); the one-page side has its own newest dead execution.
+    const fill = (t: string, b: { firstJob: string; someId: string | null }) =>
+      t.replace('{J}', String(BigInt(b.firstJob) + 7n)).replace('{ID}', b.someId ?? built.someId ?? '1');
     const fullApp = appFor(full);
     const emptyApp = appFor(empty);
-    for (const phase of ['as built, no statistics', 'after ANALYZE']) {
-      if (phase === 'after ANALYZE') await Promise.all([full.pool.query('ANALYZE'), empty.pool.query('ANALYZE')]);
+    const pageApp = appFor(paged);
+    // --history-keep=2 keeps the schemas as built: no statistics, no hint bits, no visibility map.
+    for (const phase of keep && opts['history-keep'] >= 2 ? ['as built, no statistics'] : ['as built, no statistics', 'after ANALYZE']) {
+      if (phase === 'after ANALYZE') await Promise.all([full, empty, paged].map((env) => env.pool.query('ANALYZE')));
       let worst = 0;
+      let worstPage = 0;
       for (const label of templates) {
-        const f = await timeRequests(fullApp, fill(label, built));
-        const e = await timeRequests(emptyApp, fill(label, blank));
-        if (f.status >= 400 || e.status >= 500) c.check('every endpoint answers', false, `${label} answered ${f.status} / ${e.status}`, phase);
+        const [f, e, p] = (await timeRequests([
+          { app: fullApp, path: fill(label, built) },
+          { app: emptyApp, path: fill(label, { ...blank, someId: null }) },
+          { app: pageApp, path: fill(label, onePage) },
+        ])) as [Timing, Timing, Timing];
+        if (f.status >= 400 || e.status >= 500 || p.status >= 400) {
+          c.check('every endpoint answers', false, `${label} answered ${f.status} / ${e.status} / ${p.status}`, phase);
+        }
         const ratio = f.p50 / Math.max(e.p50, 0.01);
+        const pageRatio = f.p50 / Math.max(p.p50, 0.01);
         worst = Math.max(worst, ratio);
+        worstPage = Math.max(worstPage, pageRatio);
         c.add(`${label} (${phase}): p50`, 'ms', Number(f.p50.toFixed(2)), { info: true });
         c.add(`${label} (${phase}): p95`, 'ms', Number(f.p95.toFixed(2)), { info: true });
         c.add(`${label} (${phase}): empty p50`, 'ms', Number(e.p50.toFixed(2)), { info: true });
         c.add(`${label} (${phase}): empty p95`, 'ms', Number(e.p95.toFixed(2)), { info: true });
+        c.add(`${label} (${phase}): one-page p50`, 'ms', Number(p.p50.toFixed(2)), { info: true });
+        c.add(`${label} (${phase}): one-page p95`, 'ms', Number(p.p95.toFixed(2)), { info: true });
         c.add(`${label} (${phase}): p50 ratio full/empty`, 'x', Number(ratio.toFixed(2)), { target: { op: '<=', value: 2 } });
-        progress(`history ${phase}: ${label} p50 ${f.p50.toFixed(2)} ms (empty ${e.p50.toFixed(2)}), p95 ${f.p95.toFixed(2)} (${e.p95.toFixed(2)}): ${ratio.toFixed(2)}x`);
+        c.add(`${label} (${phase}): p50 ratio full/one-page`, 'x', Number(pageRatio.toFixed(2)), { target: { op: '<=', value: 2 } });
+        progress(
+          `history ${phase}: ${label} p50 ${f.p50.toFixed(2)} ms (empty ${e.p50.toFixed(2)}, one page ${p.p50.toFixed(2)}), ` +
+            `p95 ${f.p95.toFixed(2)} (${e.p95.toFixed(2)}, ${p.p95.toFixed(2)}): ${ratio.toFixed(2)}x / ${pageRatio.toFixed(2)}x`,
+        );
       }
       c.add(`worst p50 ratio full/empty (${phase})`, 'x', Number(worst.toFixed(2)), { target: { op: '<=', value: 2 } });
+      c.add(`worst p50 ratio full/one-page (${phase})`, 'x', Number(worstPage.toFixed(2)), { target: { op: '<=', value: 2 } });
     }
     c.check('every endpoint answers', true, '', 'all');
 
@@ -159,11 +216,22 @@ export async function historyScenario(c: Collector, ctx: BenchContext): Promise<
     c.add('bytes on disk per execution (table, TOAST and indexes)', 'bytes', Math.round(Number(size.rows[0].executions) / Math.max(1, n)), { info: true });
     c.add('roll-up minutes on disk', 'MB', Math.round(Number(size.rows[0].minutes) / 1e5) / 10, { info: true });
 
+    if (keep) {
+      progress(`history: kept, search_path ${full.schema} (${n.toLocaleString('en-US')} rows), ${empty.schema} (empty), ${paged.schema} (one page); DROP SCHEMA ... CASCADE when done`);
+      return;
+    }
     await pruneWhileDraining(c, ctx, full, n);
   } finally {
-    await full.cleanup();
-    await empty.cleanup();
+    if (keep) await Promise.all([full, empty, paged].map(release));
+    else await Promise.all([full, empty, paged].map((env) => env.cleanup()));
   }
+}
+
+/** Closes an environment's connections and leaves its schema in place (--history-keep). */
+async function release(env: TestEnv): Promise<void> {
+  await env.queue.close();
+  env.redis.disconnect();
+  await env.pool.end();
 }
 
 /** A drain of `history-drain` noop jobs on one in-process worker; its rate from the rows' timestamps. */

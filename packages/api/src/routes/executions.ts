@@ -4,7 +4,7 @@ import { cancelExecution, NotFoundError, replayExecution } from '@jobs/core';
 import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { ApiError } from '../errors';
-import { keysetPage } from '../pagination';
+import { keysetPageJson, pageResponse } from '../pagination';
 import { IdParams, PageQuery, conflictResponse, errorResponses, json, notFoundResponse, pageSchema } from '../schemas/common';
 import { Execution, ExecutionListQuery, ExecutionSummary, ReplayBody } from '../schemas/executions';
 import { executionJson, executionSummaryJson } from '../serializers';
@@ -33,8 +33,8 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void
     }),
     async (c) => {
       const { status, job_id: jobId, limit, cursor } = c.req.valid('query');
-      const page = await keysetPage((n) => deps.store.executionList({ jobId, status, before: cursor, limit: n }), limit, executionSummaryJson);
-      return c.json(page, 200);
+      const page = await keysetPageJson((n) => deps.store.executionList({ jobId, status, before: cursor, limit: n }), limit, executionSummaryJson);
+      return pageResponse(c, page);
     },
   );
 

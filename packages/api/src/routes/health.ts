@@ -1,4 +1,4 @@
-/** @module routes/health — GET /healthz (no auth): PostgreSQL and Redis each answer within a short timeout, or not. */
+/** @module routes/health — GET /healthz (no auth): PostgreSQL and the queue each answer within a short timeout, or not. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { json } from '../schemas/common';
@@ -22,7 +22,8 @@ async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<
 
 export function healthRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   const timeoutMs = deps.healthTimeoutMs ?? 2000;
-  const pingRedis = async () => {
+  const backend = deps.queueBackend ?? 'redis';
+  const pingQueue = async () => {
     if (!(await deps.queue.ping())) throw new Error('unexpected reply to PING');
   };
   app.openapi(
@@ -33,13 +34,14 @@ export function healthRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       tags: ['system'],
       summary: 'Liveness and dependencies (no authentication)',
       security: [],
-      responses: { 200: json(Health, 'Both services answer'), 503: json(Health, 'A service does not answer') },
+      responses: { 200: json(Health, 'PostgreSQL and the queue answer'), 503: json(Health, 'One of them does not answer') },
     }),
     async (c) => {
-      const [postgres, redis] = await Promise.all([probe(() => deps.store.ping(), timeoutMs), probe(pingRedis, timeoutMs)]);
-      const ok = postgres === 'ok' && redis === 'ok';
+      const [postgres, queue] = await Promise.all([probe(() => deps.store.ping(), timeoutMs), probe(pingQueue, timeoutMs)]);
+      const ok = postgres === 'ok' && queue === 'ok';
       c.header('Cache-Control', 'no-store');
-      return c.json({ status: ok ? ('ok' as const) : ('degraded' as const), postgres, redis }, ok ? 200 : 503);
+      const body = { status: ok ? ('ok' as const) : ('degraded' as const), postgres, queue, queue_backend: backend };
+      return c.json(backend === 'redis' ? { ...body, redis: queue } : body, ok ? 200 : 503);
     },
   );
 }

@@ -179,7 +179,8 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       summary: 'Run the fire times a job had in a past range',
       description:
         'The fire times in [from, to) by the job\'s own schedule and DST rules (at most 1,000; more is a 400), each ' +
-        'created as an execution with trigger "backfill" unless that fire time already has one. `dry_run`: only list them.',
+        'created as an execution with trigger "backfill" unless that fire time already has one (`already_run` lists those). ' +
+        '`dry_run`: only list them.',
       request: { params: IdParams, body: jsonBody(BackfillBody, true) },
       responses: {
         200: json(BackfillResult, 'The fire times, and the executions created'),
@@ -201,6 +202,7 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
           fire_times: result.fireTimes.map((t) => t.toISOString()),
           created: result.created.length,
           execution_ids: result.created.map((e) => e.id),
+          already_run: result.existing.map((x) => ({ fire_time: x.fireTime.toISOString(), execution_id: x.executionId })),
           dry_run: body.dry_run,
         },
         200,

@@ -3,7 +3,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { createJob, deleteJob, NotFoundError, pauseJob, resumeJob, triggerJob } from '@jobs/core';
 import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
-import { keysetPage } from '../pagination';
+import { keysetPage, keysetPageJson, pageResponse } from '../pagination';
 import { inSpan } from '../tracing';
 import { emptyBodyIsEmptyObject, jsonBody } from './bodies';
 import {
@@ -176,12 +176,12 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
       const { id } = c.req.valid('param');
       const { status, limit, cursor } = c.req.valid('query');
       if (!(await deps.store.jobGet(id))) throw new NotFoundError('job', id);
-      const page = await keysetPage(
+      const page = await keysetPageJson(
         (n) => deps.store.executionList({ jobId: id, status, before: cursor, limit: n }),
         limit,
         executionSummaryJson,
       );
-      return c.json(page, 200);
+      return pageResponse(c, page);
     },
   );
 }

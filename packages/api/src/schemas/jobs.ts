@@ -292,6 +292,9 @@ export const BackfillResult = z
     fire_times: z.array(Instant).openapi({ description: "The job's fire times in [from, to), at most 1,000." }),
     created: z.number().int().openapi({ description: 'Executions created (trigger "backfill"); 0 on a dry run.' }),
     execution_ids: z.array(z.string()),
+    already_run: z
+      .array(z.object({ fire_time: Instant, execution_id: z.string() }))
+      .openapi({ description: 'Fire times of the range that already had an execution before this call (skipped), with it.' }),
     dry_run: z.boolean(),
   })
   .openapi('BackfillResult');

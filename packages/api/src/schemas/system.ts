@@ -68,6 +68,8 @@ export const Health = z
   .object({
     status: z.enum(['ok', 'degraded']),
     postgres: z.string().openapi({ example: 'ok' }),
-    redis: z.string().openapi({ example: 'error: no answer within 2000 ms' }),
+    queue: z.string().openapi({ example: 'error: no answer within 2000 ms', description: 'The queue (Redis, or the PostgreSQL queue tables)' }),
+    queue_backend: z.enum(['redis', 'postgres']),
+    redis: z.string().optional().openapi({ description: 'Same as queue, on the Redis queue only (kept for probes that read it)' }),
   })
   .openapi('Health');

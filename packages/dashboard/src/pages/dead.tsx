@@ -5,16 +5,19 @@
 import { keysetPage } from '@jobs/api';
 import { idParam, jobNames } from '../lookups';
 import { renderPage } from '../render';
-import { Cell, CsrfField, JobName, OutcomeExcerpt, Pager, Table, When } from '../ui/components';
+import type { ExecutionSummary } from '@jobs/core';
+import { CsrfField, Pager, Table, cellHtml, jobNameHtml, markup, outcomeExcerptHtml, whenHtml } from '../ui/components';
 import { PageHeader } from '../ui/layout';
 import { can, type DashRequest } from '../view';
 
 const PAGE_SIZE = 50;
+/** List rows carry a bounded error and output tail, so fifty of them need no byte cap (and no serializing to measure). */
+const LIST_ROWS = { maxBytes: Infinity };
 
 export async function deadPage(r: DashRequest): Promise<Response> {
   const before = idParam(r.c.req.query('before'));
   const { store } = r.deps;
-  const page = await keysetPage((n) => store.executionList({ status: 'dead', before, limit: n }), PAGE_SIZE, (e) => e);
+  const page = await keysetPage((n) => store.executionList({ status: 'dead', before, limit: n }), PAGE_SIZE, (e) => e, LIST_ROWS);
   const names = await jobNames(store, page.data.map((e) => e.jobId));
   const now = r.view.now;
   const returnTo = r.c.req.path + (before ? `?before=${before}` : '');
@@ -46,46 +49,7 @@ export async function deadPage(r: DashRequest): Promise<Response> {
               headers={[...(operate ? ['Select'] : []), 'Execution', 'Job', 'Attempt', 'Died', 'Error', ...(operate ? ['Replay'] : [])]}
               rows={page.data.length}
             >
-              {page.data.map((e) => (
-                <tr>
-                  {operate && (
-                    <Cell label="Select" class="pick-cell">
-                      {/* The whole label is the tap target (44 px and up), and on a phone it shows its text. */}
-                      <label class="pick" for={`pick-${e.id}`}>
-                        <input type="checkbox" name="ids" value={e.id} id={`pick-${e.id}`} />
-                        <span class="pick-text">Select execution {e.id}</span>
-                      </label>
-                    </Cell>
-                  )}
-                  <Cell label="Execution">
-                    <a href={`/executions/${e.id}`}>#{e.id}</a>
-                  </Cell>
-                  <Cell label="Job" class="wrap-anywhere">
-                    <JobName jobId={e.jobId} names={names} />
-                  </Cell>
-                  <Cell label="Attempt">{e.attempt}</Cell>
-                  <Cell label="Died">
-                    <When at={e.finishedAt} now={now} />
-                  </Cell>
-                  <Cell label="Error">
-                    <OutcomeExcerpt e={e} />
-                  </Cell>
-                  {operate && (
-                  <Cell label="Replay">
-                    {/* Submits the one-row form below, so this form's only submit button (and Enter) is "Replay selected". */}
-                    {e.replayedBy ? (
-                      <span>
-                        replayed as <a href={`/executions/${e.replayedBy}`}>#{e.replayedBy}</a>
-                      </span>
-                    ) : (
-                      <button type="submit" form="dead-one" class="btn btn-small" name="only" value={e.id} aria-label={`Replay execution ${e.id}`}>
-                        Replay
-                      </button>
-                    )}
-                  </Cell>
-                  )}
-                </tr>
-              ))}
+              {page.data.map((e) => deadRow(e, now, names, operate))}
             </Table>
             {/* After the checkboxes, so ticking rows then Tab reaches it. */}
             {operate && (
@@ -108,4 +72,19 @@ export async function deadPage(r: DashRequest): Promise<Response> {
     </>
   );
   return renderPage(r.c, r.view, { title: 'Dead letter', body });
+}
+
+/** One dead execution's row (a template: see ui/components). The replay button submits the one-row form "dead-one". */
+function deadRow(e: ExecutionSummary, now: Date, names: Map<string, string>, operate: boolean) {
+  // The whole label of the checkbox is the tap target (44 px and up), and on a phone it shows its text.
+  const pick = markup`<label class="pick" for="pick-${e.id}"><input type="checkbox" name="ids" value="${e.id}" id="pick-${e.id}"/><span class="pick-text">Select execution ${e.id}</span></label>`;
+  // Submits the one-row form below, so the list form's only submit button (and Enter) is "Replay selected".
+  const replay = e.replayedBy
+    ? markup`<span>replayed as <a href="/executions/${e.replayedBy}">#${e.replayedBy}</a></span>`
+    : markup`<button type="submit" form="dead-one" class="btn btn-small" name="only" value="${e.id}" aria-label="Replay execution ${e.id}">Replay</button>`;
+  return markup`<tr>${operate ? cellHtml('Select', pick, 'pick-cell') : ''}${cellHtml('Execution', markup`<a href="/executions/${e.id}">#${e.id}</a>`)}${cellHtml(
+    'Job',
+    jobNameHtml(e.jobId, names),
+    'wrap-anywhere',
+  )}${cellHtml('Attempt', e.attempt)}${cellHtml('Died', whenHtml(e.finishedAt, now))}${cellHtml('Error', outcomeExcerptHtml(e))}${operate ? cellHtml('Replay', replay) : ''}</tr>`;
 }

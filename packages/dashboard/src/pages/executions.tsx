@@ -8,6 +8,8 @@ import { PageHeader } from '../ui/layout';
 import type { DashRequest } from '../view';
 
 const PAGE_SIZE = 50;
+/** List rows carry a bounded error and output tail, so fifty of them need no byte cap (and no serializing to measure). */
+const LIST_ROWS = { maxBytes: Infinity };
 
 export async function executionsPage(r: DashRequest): Promise<Response> {
   const q = r.c.req.query();
@@ -16,7 +18,7 @@ export async function executionsPage(r: DashRequest): Promise<Response> {
   const before = idParam(q.before);
   const { store } = r.deps;
   const [page, jobs] = await Promise.all([
-    keysetPage((n) => store.executionList({ jobId, status, before, limit: n }), PAGE_SIZE, (e) => e),
+    keysetPage((n) => store.executionList({ jobId, status, before, limit: n }), PAGE_SIZE, (e) => e, LIST_ROWS),
     store.jobChoices(200),
   ]);
   const names = new Map(jobs.map((j) => [j.id, j.name]));

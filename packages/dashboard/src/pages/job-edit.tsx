@@ -71,8 +71,9 @@ interface BackfillState {
   from: string;
   to: string;
   errors: { from?: string; to?: string; form?: string };
-  /** The dry run's fire times. */
+  /** The dry run's fire times, and the executions some of them already have. */
   preview?: Date[];
+  existing?: Map<number, string>;
 }
 
 function renderBackfill(r: DashRequest, job: Job, state: BackfillState, status: 200 | 400) {
@@ -107,12 +108,26 @@ function renderBackfill(r: DashRequest, job: Job, state: BackfillState, status: 
               <p class="hint">
                 {state.preview.length === 0 ? 'No fire times in this range.' : `${state.preview.length} fire time${state.preview.length === 1 ? '' : 's'} in this range:`}
               </p>
+              {(state.existing?.size ?? 0) > 0 && (
+                <p class="hint">
+                  {state.existing!.size} of them already ran and will be skipped; the backfill creates {state.preview.length - state.existing!.size}.
+                </p>
+              )}
               <ol>
-                {state.preview.slice(0, 50).map((t) => (
-                  <li>
-                    <ZonedTime at={t} zone={job.timezone} />
-                  </li>
-                ))}
+                {state.preview.slice(0, 50).map((t) => {
+                  const ran = state.existing?.get(t.getTime());
+                  return (
+                    <li>
+                      <ZonedTime at={t} zone={job.timezone} />
+                      {ran && (
+                        <>
+                          {' '}
+                          (already ran: <a href={`/executions/${ran}`}>execution #{ran}</a>)
+                        </>
+                      )}
+                    </li>
+                  );
+                })}
               </ol>
               {state.preview.length > 50 && <p class="hint">… and {state.preview.length - 50} more.</p>}
             </div>
@@ -151,7 +166,10 @@ export async function backfillSubmit(r: DashRequest): Promise<Response> {
   const dryRun = r.form.get('intent') !== 'run';
   try {
     const result = await backfillJob(r.commands, { jobId: job.id, from: new Date(state.from), to: new Date(state.to), dryRun });
-    if (dryRun) return renderBackfill(r, job, { ...state, preview: result.fireTimes }, 200);
+    if (dryRun) {
+      const existing = new Map(result.existing.map((x) => [x.fireTime.getTime(), x.executionId]));
+      return renderBackfill(r, job, { ...state, preview: result.fireTimes, existing }, 200);
+    }
     setFlash(r.c, 'backfilled', job.id, result.created.length, result.fireTimes.length);
     return r.c.redirect(`/jobs/${job.id}`, 303);
   } catch (error) {

@@ -1,6 +1,16 @@
-/** @module dashboard/ui/components — small shared pieces: status badges, times, action buttons, text blocks, tables. */
-import type { ExecutionStatus, ExecutionSummary, Job } from '@jobs/core';
+/**
+ * @module dashboard/ui/components — small shared pieces: status badges, times, action buttons, text blocks, tables.
+ * The pieces of a list row are `markup` templates (one escaped string each, no element tree), shared with the pages
+ * as components: a page renders fifty rows of ten cells, and as JSX their elements cost more than all the rest.
+ */
+import { isoString, type ExecutionStatus, type ExecutionSummary, type Job } from '@jobs/core';
+import { html } from 'hono/html';
+import type { HtmlEscapedString } from 'hono/utils/html';
 import type { Child, FC, PropsWithChildren } from 'hono/jsx';
+
+/** hono's `html` tag, typed as what it returns when no value is a promise (none here is): an escaped string. */
+export const markup = html as (strings: TemplateStringsArray, ...values: unknown[]) => HtmlEscapedString;
+const DASH = markup`<span class="muted">—</span>`;
 import { describeCron } from '../cron-words';
 import { excerpt, formatDuration, formatInZone, formatRelative, formatUtc } from '../format';
 import { can, type View } from '../view';
@@ -10,22 +20,18 @@ const focusProps = (on: boolean) => (on ? { autofocus: true, describedBy: 'flash
 export const CsrfField: FC<{ view: View }> = ({ view }) => <input type="hidden" name="_csrf" value={view.csrf} />;
 
 /** Status as text in a coloured badge (the text carries the meaning; colour only helps). */
-export const Status: FC<{ status: ExecutionStatus | Job['status'] }> = ({ status }) => <span class={`badge st-${status}`}>{status}</span>;
+export const statusHtml = (status: ExecutionStatus | Job['status']) => markup`<span class="badge st-${status}">${status}</span>`;
+export const Status: FC<{ status: ExecutionStatus | Job['status'] }> = ({ status }) => statusHtml(status);
 
 /** A relative time ("12 s ago") with the exact instant in `datetime` and `title`; a dash for none. */
-export const When: FC<{ at: Date | null; now: Date; exact?: boolean }> = ({ at, now, exact }) => {
-  if (!at) return <span class="muted">—</span>;
+export function whenHtml(at: Date | null, now: Date, exact?: boolean): HtmlEscapedString {
+  if (!at) return DASH;
   const absolute = formatUtc(at);
-  return exact ? (
-    <span>
-      <time datetime={at.toISOString()}>{absolute}</time> <span class="muted nowrap">({formatRelative(at, now)})</span>
-    </span>
-  ) : (
-    <time datetime={at.toISOString()} title={absolute}>
-      {formatRelative(at, now)}
-    </time>
-  );
-};
+  return exact
+    ? markup`<span><time datetime="${isoString(at)}">${absolute}</time> <span class="muted nowrap">(${formatRelative(at, now)})</span></span>`
+    : markup`<time datetime="${isoString(at)}" title="${absolute}">${formatRelative(at, now)}</time>`;
+}
+export const When: FC<{ at: Date | null; now: Date; exact?: boolean }> = ({ at, now, exact }) => whenHtml(at, now, exact);
 
 /** A fire time as the zone's wall time, then in UTC; each part stays on one line (no break inside a date). */
 export const ZonedTime: FC<{ at: Date; zone: string }> = ({ at, zone }) => (
@@ -40,7 +46,8 @@ export const ZonedTime: FC<{ at: Date; zone: string }> = ({ at, zone }) => (
   </>
 );
 
-export const Duration: FC<{ ms: number | null }> = ({ ms }) => (ms === null ? <span class="muted">—</span> : <>{formatDuration(ms)}</>);
+export const durationHtml = (ms: number | null) => (ms === null ? DASH : markup`${formatDuration(ms)}`);
+export const Duration: FC<{ ms: number | null }> = ({ ms }) => durationHtml(ms);
 
 /**
  * Text exactly as stored. The newline after the opening tag is dropped by every HTML parser, so one is always
@@ -149,6 +156,10 @@ export const Cell: FC<PropsWithChildren<{ label: string; class?: string }>> = ({
   </td>
 );
 
+/** Cell as a template, for rows made of templates. */
+export const cellHtml = (label: string, content: unknown, cls?: string) =>
+  cls === undefined ? markup`<td data-label="${label}">${content}</td>` : markup`<td data-label="${label}" class="${cls}">${content}</td>`;
+
 /** A table that becomes one card per row on narrow screens; `caption` names it for assistive technology. */
 export const Table: FC<PropsWithChildren<{ caption: string; headers: string[]; empty?: Child; rows: number }>> = ({
   caption,
@@ -189,63 +200,38 @@ export const Pager: FC<{ path: string; params: Record<string, string | undefined
 };
 
 /** A link to a job by name (its id when the job is unknown or deleted). */
-export const JobName: FC<{ jobId: string; names: Map<string, string> }> = ({ jobId, names }) => {
+export function jobNameHtml(jobId: string, names: Map<string, string>): HtmlEscapedString {
   const name = names.get(jobId);
-  return name === undefined ? <span>job #{jobId} <span class="muted">(deleted)</span></span> : <a href={`/jobs/${jobId}`}>{name}</a>;
-};
+  return name === undefined ? markup`<span>job #${jobId} <span class="muted">(deleted)</span></span>` : markup`<a href="/jobs/${jobId}">${name}</a>`;
+}
+export const JobName: FC<{ jobId: string; names: Map<string, string> }> = ({ jobId, names }) => jobNameHtml(jobId, names);
 
 /** The last line of an attempt's error and of its output (the end of it a list row carries), whichever it has. */
-export const OutcomeExcerpt: FC<{ e: Pick<ExecutionSummary, 'error' | 'outputTail'> }> = ({ e }) => {
+export function outcomeExcerptHtml(e: Pick<ExecutionSummary, 'error' | 'outputTail'>): HtmlEscapedString {
   const error = excerpt(e.error);
   const output = excerpt(e.outputTail);
-  if (!error && !output) return <span class="muted">—</span>;
-  return (
-    <span class="excerpt">
-      {error}
-      {error && output && <br />}
-      {output && <span class="muted">{output}</span>}
-    </span>
-  );
-};
+  if (!error && !output) return DASH;
+  return markup`<span class="excerpt">${error}${error && output ? markup`<br/>` : ''}${output ? markup`<span class="muted">${output}</span>` : ''}</span>`;
+}
+export const OutcomeExcerpt: FC<{ e: Pick<ExecutionSummary, 'error' | 'outputTail'> }> = ({ e }) => outcomeExcerptHtml(e);
 
 /** The row of an execution in any list. */
-export const ExecutionRow: FC<{ e: ExecutionSummary; now: Date; names?: Map<string, string>; output?: boolean }> = ({ e, now, names, output }) => (
-  <tr>
-    <Cell label="Execution">
-      <a href={`/executions/${e.id}`}>#{e.id}</a>
-    </Cell>
-    {names && (
-      <Cell label="Job">
-        <JobName jobId={e.jobId} names={names} />
-      </Cell>
-    )}
-    <Cell label="Status">
-      <Status status={e.status} />
-    </Cell>
-    <Cell label="Trigger">{e.trigger}</Cell>
-    <Cell label="Attempt">{e.attempt}</Cell>
-    <Cell label="Queued">
-      <When at={e.queuedAt} now={now} />
-    </Cell>
-    <Cell label="Duration">
-      {e.status === 'running' && e.startedAt ? (
-        <span class="nowrap">
-          {formatDuration(Math.max(0, now.getTime() - e.startedAt.getTime()))} <span class="muted">so far</span>
-        </span>
-      ) : (
-        <Duration ms={e.durationMs} />
-      )}
-    </Cell>
-    <Cell label="Worker" class="wrap-anywhere">
-      {e.workerId ?? <span class="muted">—</span>}
-    </Cell>
-    {output && (
-      <Cell label="Output">
-        <OutcomeExcerpt e={e} />
-      </Cell>
-    )}
-  </tr>
-);
+export function executionRowHtml(e: ExecutionSummary, now: Date, names?: Map<string, string>, output?: boolean): HtmlEscapedString {
+  const duration =
+    e.status === 'running' && e.startedAt
+      ? markup`<span class="nowrap">${formatDuration(Math.max(0, now.getTime() - e.startedAt.getTime()))} <span class="muted">so far</span></span>`
+      : durationHtml(e.durationMs);
+  return markup`<tr>${cellHtml('Execution', markup`<a href="/executions/${e.id}">#${e.id}</a>`)}${names ? cellHtml('Job', jobNameHtml(e.jobId, names)) : ''}${cellHtml(
+    'Status',
+    statusHtml(e.status),
+  )}${cellHtml('Trigger', e.trigger)}${cellHtml('Attempt', e.attempt)}${cellHtml('Queued', whenHtml(e.queuedAt, now))}${cellHtml('Duration', duration)}${cellHtml(
+    'Worker',
+    e.workerId ?? DASH,
+    'wrap-anywhere',
+  )}${output ? cellHtml('Output', outcomeExcerptHtml(e)) : ''}</tr>`;
+}
+export const ExecutionRow: FC<{ e: ExecutionSummary; now: Date; names?: Map<string, string>; output?: boolean }> = ({ e, now, names, output }) =>
+  executionRowHtml(e, now, names, output);
 
 /** Column headers matching ExecutionRow with the same options. */
 export function executionHeaders(options: { job?: boolean; output?: boolean } = {}): string[] {
