@@ -15,7 +15,9 @@ export interface Sent {
 }
 
 export interface SendOptions {
-  url: URL;
+  origin: string;
+  /** Path and query. */
+  path: string;
   method: Dispatcher.HttpMethod;
   headers: Record<string, string>;
   body: string | undefined;
@@ -48,8 +50,8 @@ export function send(agent: Agent, output: CappedOutput, o: SendOptions): Promis
     if (settled) return;
     agent.dispatch(
       {
-        origin: o.url.origin,
-        path: `${o.url.pathname}${o.url.search}`,
+        origin: o.origin,
+        path: o.path,
         method: o.method,
         headers: o.headers,
         body: o.body,

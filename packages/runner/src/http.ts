@@ -11,7 +11,7 @@ import type { Agent } from 'undici';
 import { ADDRESS_REFUSED, guardedAgent } from './http-guard';
 import { Aborted, send, type Sent } from './http-send';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
-import { signatureHeader } from './signing';
+import { signer } from './signing';
 import { startTargetSpan } from './traced';
 
 export interface HttpOptions {
@@ -48,44 +48,78 @@ export function retryAfterMs(value: string | string[] | undefined, nowMs: number
   return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
 }
 
+/**
+ * What an attempt needs of its target that does not change from one attempt to the next: the parsed URL, the
+ * literal-address verdict and the headers the target itself sets. Kept per target object (the job-definition cache
+ * hands every attempt of one job version the same one), so it dies with the cache entry.
+ */
+interface PreparedTarget {
+  /** Why the target can never be sent (not a URL, a refused literal address), or null. */
+  refused: string | null;
+  origin: string;
+  path: string;
+  /** `origin + pathname` as errors quote it (never the query, which may carry secrets). */
+  where: string;
+  headers: Record<string, string>;
+  /** The body when the target fixes it (or has none); undefined: the execution's payload, per attempt. */
+  body: { body: string; contentType: string } | null | undefined;
+}
+
+function prepare(target: HttpTarget, policy: AddressPolicy): PreparedTarget {
+  let url: URL;
+  try {
+    url = new URL(target.url);
+  } catch {
+    return { refused: `not a URL: ${JSON.stringify(target.url)}`, origin: '', path: '', where: '', headers: {}, body: null };
+  }
+  // An IP literal never reaches the guarded lookup: it is checked here (a changed HTTP_TARGET_ALLOW, a legacy row).
+  const literal = policy.refuseLiteralHost(url);
+  const body = target.method === 'GET' || target.body !== undefined ? requestBody(target, null) : undefined;
+  const headers: Record<string, string> = { 'user-agent': USER_AGENT };
+  if (body !== null) headers['content-type'] = body?.contentType ?? 'application/json';
+  for (const [name, value] of Object.entries(target.headers)) headers[name.toLowerCase()] = value;
+  return {
+    refused: literal ? `refused: ${literal}` : null,
+    origin: url.origin,
+    path: `${url.pathname}${url.search}`,
+    where: `${url.origin}${url.pathname}`,
+    headers,
+    body,
+  };
+}
+
 export function createHttpTarget(options: Partial<HttpOptions> = {}) {
   const policy = options.policy ?? createAddressPolicy();
   const agent = options.agent ?? guardedAgent(policy);
-  const secrets = options.signingSecrets ?? [];
+  const sign = signer(options.signingSecrets ?? []);
   const limit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
   const now = options.now ?? Date.now;
+  const prepared = new WeakMap<HttpTarget, PreparedTarget>();
 
   return async function runHttp(target: HttpTarget, execution: StartedExecution, cancel: Cancellation): Promise<RunResult> {
     const fail = (error: string, final: boolean, output = ''): RunResult => ({ ok: false, exitCode: null, output, error, final });
-    let url: URL;
-    try {
-      url = new URL(target.url);
-    } catch {
-      return fail(`not a URL: ${JSON.stringify(target.url)}`, true);
-    }
-    // An IP literal never reaches the guarded lookup: it is checked here (a changed HTTP_TARGET_ALLOW, a legacy row).
-    const refused = policy.refuseLiteralHost(url);
-    if (refused) return fail(`refused: ${refused}`, true);
+    let p = prepared.get(target);
+    if (!p) prepared.set(target, (p = prepare(target, policy)));
+    if (p.refused) return fail(p.refused, true);
 
-    const request = requestBody(target, execution.payload);
-    const headers: Record<string, string> = { 'user-agent': USER_AGENT };
-    if (request) headers['content-type'] = request.contentType;
-    for (const [name, value] of Object.entries(target.headers)) headers[name.toLowerCase()] = value;
+    const request = p.body !== undefined ? p.body : requestBody(target, execution.payload);
+    const headers: Record<string, string> = { ...p.headers };
     headers['jobs-job-id'] = execution.jobId;
     headers['jobs-execution-id'] = execution.id;
     headers['jobs-attempt'] = String(execution.attempt);
     // The same for every retry of one chain (a replay starts a new chain): receivers deduplicate on it.
     headers['idempotency-key'] = `jobs-${execution.rootId}`;
-    const signature = signatureHeader(secrets, request?.body ?? '', now());
+    const signature = sign(request?.body ?? '', now());
     if (signature) headers['jobs-signature'] = signature;
 
-    const span = startTargetSpan(options.tracing, execution, { method: target.method, url });
+    const span = startTargetSpan(options.tracing, execution, { method: target.method, url: target.url });
     Object.assign(headers, span.headers);
     const body = new CappedOutput(limit);
     let sent: Sent;
     try {
       sent = await send(agent, body, {
-        url,
+        origin: p.origin,
+        path: p.path,
         method: target.method,
         headers,
         body: request?.body,
@@ -98,7 +132,7 @@ export function createHttpTarget(options: Partial<HttpOptions> = {}) {
       const code = (error as { code?: string }).code;
       if (code === ADDRESS_REFUSED) return fail(`refused: ${(error as Error).message}`, true);
       if (error instanceof Aborted) return fail(`aborted (${String(cancel.signal.reason)})`, false, body.toString());
-      return fail(`${target.method} ${url.origin}${url.pathname}: ${describeError(error)}`, false, body.toString());
+      return fail(`${target.method} ${p.where}: ${describeError(error)}`, false, body.toString());
     }
     const status = sent.status;
     span.end({ status });

@@ -3,9 +3,9 @@
  * body>">`, made with the first of the configured secrets. Rotation: add the new secret first, keep the old one
  * listed while receivers move over (a receiver accepts a signature made with any secret it knows), then drop it.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 
-export function sign(secret: string, timestamp: number, body: string): string {
+export function sign(secret: string | KeyObject, timestamp: number, body: string): string {
   return createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
 }
 
@@ -15,6 +15,17 @@ export function signatureHeader(secrets: readonly string[], body: string, nowMs:
   if (!secret) return null;
   const t = Math.floor(nowMs / 1000);
   return `t=${t},v1=${sign(secret, t, body)}`;
+}
+
+/** signatureHeader with the signing key prepared once (a string key is re-imported by every createHmac). */
+export function signer(secrets: readonly string[]): (body: string, nowMs: number) => string | null {
+  const secret = secrets[0];
+  if (!secret) return () => null;
+  const key = createSecretKey(Buffer.from(secret, 'utf8'));
+  return (body, nowMs) => {
+    const t = Math.floor(nowMs / 1000);
+    return `t=${t},v1=${sign(key, t, body)}`;
+  };
 }
 
 /**

@@ -70,8 +70,11 @@ export async function httpScenario(c: Collector, o: { n: number; concurrency: nu
       }
       if (profileDir) {
         const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
-        if (file) describeProfile(c, 'worker', join(profileDir, file), o.n);
-        rmSync(profileDir, { recursive: true, force: true });
+        // Kept for a closer look (Chrome DevTools, speedscope): the summary below is self time only.
+        if (file) {
+          describeProfile(c, 'worker', join(profileDir, file), o.n);
+          c.note(`worker profile kept in ${join(profileDir, file)}`);
+        } else rmSync(profileDir, { recursive: true, force: true });
       }
       const window = await dbWindow(env);
       await verifyDrain(c, env.pool, env.queue, o.n, label);
