@@ -16,6 +16,20 @@ export interface LiveOutputBufferOptions {
   onError?: (error: unknown) => void;
 }
 
+/** What a store's writer of live output takes: the buffer's settings and how long and how much the store keeps. */
+export interface LiveOutputOptions {
+  flushMs?: number;
+  /** Kept this long after its last write. */
+  ttlMs?: number;
+  /** Writes kept per execution, the newest. */
+  maxEntries?: number;
+  maxFlushBytes?: number;
+  onError?: (error: unknown) => void;
+}
+
+/** The same for every store: a follower sees the same stream whichever queue the workers use. */
+export const LIVE_OUTPUT_DEFAULTS = { flushMs: 250, ttlMs: 3_600_000, maxEntries: 512, maxFlushBytes: 16 * 1024 } as const;
+
 /** One interval's new text of one attempt. */
 export interface LiveOutputWrite {
   executionId: string;

@@ -1,3 +1,3 @@
 /** @module @jobs/queue-postgres — PostgreSQL delivery: the queue ports on tables and functions (migration 009). */
 export { createPostgresQueue, type PostgresQueue, type PostgresQueueOptions } from './queue';
-export { createPostgresLiveOutput, postgresLiveOutputReader, type PostgresLiveOutputOptions } from './live-output';
+export { createPostgresLiveOutput, postgresLiveOutputReader } from './live-output';

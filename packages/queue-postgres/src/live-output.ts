@@ -5,18 +5,9 @@
  * `maxEntries` rows per execution; rows older than `ttlMs` are deleted by the writers, at most once a minute each.
  * Cursors look like the Redis queue's stream ids (`<seq>-0`), so readers and the SSE resume work the same.
  */
-import { createLiveOutputBuffer, type LiveOutputBuffer, type LiveOutputReader } from '@jobs/core';
+import { LIVE_OUTPUT_DEFAULTS, createLiveOutputBuffer, type LiveOutputBuffer, type LiveOutputOptions, type LiveOutputReader } from '@jobs/core';
 import type pg from 'pg';
 
-export interface PostgresLiveOutputOptions {
-  flushMs?: number;
-  ttlMs?: number;
-  maxEntries?: number;
-  maxFlushBytes?: number;
-  onError?: (error: unknown) => void;
-}
-
-const DEFAULTS = { flushMs: 250, ttlMs: 3_600_000, maxEntries: 512, maxFlushBytes: 16 * 1024 } as const;
 const EXPIRE_EVERY_MS = 60_000;
 
 /**
@@ -25,8 +16,8 @@ const EXPIRE_EVERY_MS = 60_000;
  *   const runner = createRunner({ liveOutput: live });
  *   await live.close();
  */
-export function createPostgresLiveOutput(pool: pg.Pool, options: PostgresLiveOutputOptions = {}): LiveOutputBuffer {
-  const { flushMs, ttlMs, maxEntries, maxFlushBytes } = { ...DEFAULTS, ...options };
+export function createPostgresLiveOutput(pool: pg.Pool, options: LiveOutputOptions = {}): LiveOutputBuffer {
+  const { flushMs, ttlMs, maxEntries, maxFlushBytes } = { ...LIVE_OUTPUT_DEFAULTS, ...options };
   let expiredAt = 0;
   return createLiveOutputBuffer(
     async (writes) => {

@@ -4,19 +4,9 @@
  * line and ends within it); this module writes each interval's output in one pipeline. A stream expires `ttlMs`
  * after its last write and holds at most `maxEntries` writes of at most `maxFlushBytes` each.
  */
-import { createLiveOutputBuffer, type LiveOutputBuffer, type LiveOutputReader } from '@jobs/core';
+import { LIVE_OUTPUT_DEFAULTS, createLiveOutputBuffer, type LiveOutputBuffer, type LiveOutputOptions, type LiveOutputReader } from '@jobs/core';
 import type { QueueKeys } from './keys';
 import type { RedisClient } from './queue';
-
-export interface LiveOutputOptions {
-  flushMs?: number;
-  ttlMs?: number;
-  maxEntries?: number;
-  maxFlushBytes?: number;
-  onError?: (error: unknown) => void;
-}
-
-export const LIVE_OUTPUT_DEFAULTS = { flushMs: 250, ttlMs: 3_600_000, maxEntries: 512, maxFlushBytes: 16 * 1024 } as const;
 
 /**
  * @example
