@@ -6,6 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { Collector } from './result';
+import { sleep } from './stats';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLK_TCK = (() => {
@@ -167,4 +169,32 @@ export function sampler(pid: number, everyMs = 100) {
       return ended;
     },
   };
+}
+
+/**
+ * The peer's drain as both BullMQ runs watch it: wait for the worker's `ready` line (at most 30 s), call `started`,
+ * then poll `done()` until it reaches `n`; no progress for 60 s or a dead worker is a failed check.
+ */
+export async function waitPeerDrain(
+  c: Collector,
+  worker: ReturnType<typeof spawnNode>,
+  o: { n: number; label: string; started: () => void; done: () => Promise<number> },
+): Promise<void> {
+  const readyBy = Date.now() + 30_000;
+  while (!worker.output().includes('ready\n') && Date.now() < readyBy && worker.child.exitCode === null) await sleep(10);
+  o.started();
+  let last = -1;
+  let lastChange = Date.now();
+  for (;;) {
+    const done = await o.done();
+    if (done >= o.n) return;
+    if (done !== last) {
+      last = done;
+      lastChange = Date.now();
+    } else if (Date.now() - lastChange > 60_000 || worker.child.exitCode !== null) {
+      c.check('drain finished', false, `no progress for 60 s or the worker died:\n${worker.output().slice(-2000)}`, o.label);
+      return;
+    }
+    await sleep(100);
+  }
 }

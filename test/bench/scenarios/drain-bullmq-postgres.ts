@@ -7,9 +7,8 @@
 import { createPostgresBackend, withBackend } from 'bullmq';
 import pg from 'pg';
 import { DATABASE_URL, uniqueName } from '../../support/env';
-import { sampler, spawnNode } from '../lib/proc';
+import { sampler, spawnNode, waitPeerDrain } from '../lib/proc';
 import type { Collector } from '../lib/result';
-import { sleep } from '../lib/stats';
 import type { BullDrainOptions, DrainOutcome } from './drain';
 
 export async function bullPostgresDrainOnce(c: Collector, o: BullDrainOptions): Promise<DrainOutcome> {
@@ -45,24 +44,15 @@ export async function bullPostgresDrainOnce(c: Collector, o: BullDrainOptions): 
       return rows[0] as { completed: number; failed: number; left: number; started_twice: number; first: number; last: number };
     };
     try {
-      const readyBy = Date.now() + 30_000;
-      while (!worker.output().includes('ready\n') && Date.now() < readyBy && worker.child.exitCode === null) await sleep(10);
-      s.rebase();
-      let last = -1;
-      let lastChange = Date.now();
-      for (;;) {
-        const now = await counts();
-        const done = now.completed + now.failed;
-        if (done >= o.n) break;
-        if (done !== last) {
-          last = done;
-          lastChange = Date.now();
-        } else if (Date.now() - lastChange > 60_000 || worker.child.exitCode !== null) {
-          c.check('drain finished', false, `no progress for 60 s or the worker died:\n${worker.output().slice(-2000)}`, o.label);
-          break;
-        }
-        await sleep(100);
-      }
+      await waitPeerDrain(c, worker, {
+        n: o.n,
+        label: o.label,
+        started: () => s.rebase(),
+        done: async () => {
+          const now = await counts();
+          return now.completed + now.failed;
+        },
+      });
       stats = s.end();
     } finally {
       s.end();

@@ -10,9 +10,8 @@ import { Redis } from 'ioredis';
 import { REDIS_URL, uniqueName, type QueueBackend } from '../../support/env';
 import { dbWindow, enqueueBulk, enqueueInterleaved, noopJob, spawnWorker, waitNoLive, waitRegistered } from '../lib/ours';
 import { benchEnv } from '../lib/envs';
-import { sampler, spawnNode } from '../lib/proc';
+import { sampler, spawnNode, waitPeerDrain } from '../lib/proc';
 import type { Collector } from '../lib/result';
-import { sleep } from '../lib/stats';
 import { verifyDrain, verifyPerKeyLimit } from '../lib/verify';
 
 export interface OursDrainOptions {
@@ -129,24 +128,15 @@ export async function bullDrainOnce(c: Collector, o: BullDrainOptions): Promise<
     const s = sampler(worker.pid);
     let stats: ReturnType<typeof s.end> | null = null;
     try {
-      const readyBy = Date.now() + 30_000;
-      while (!worker.output().includes('ready\n') && Date.now() < readyBy && worker.child.exitCode === null) await sleep(10);
-      s.rebase();
-      let last = -1;
-      let lastChange = Date.now();
-      for (;;) {
-        const counts = await queue.getJobCounts('completed', 'failed');
-        const done = (counts.completed ?? 0) + (counts.failed ?? 0);
-        if (done >= o.n) break;
-        if (done !== last) {
-          last = done;
-          lastChange = Date.now();
-        } else if (Date.now() - lastChange > 60_000 || worker.child.exitCode !== null) {
-          c.check('drain finished', false, `no progress for 60 s or the worker died:\n${worker.output().slice(-2000)}`, o.label);
-          break;
-        }
-        await sleep(100);
-      }
+      await waitPeerDrain(c, worker, {
+        n: o.n,
+        label: o.label,
+        started: () => s.rebase(),
+        done: async () => {
+          const counts = await queue.getJobCounts('completed', 'failed');
+          return (counts.completed ?? 0) + (counts.failed ?? 0);
+        },
+      });
       stats = s.end();
     } finally {
       s.end();
