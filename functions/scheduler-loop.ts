@@ -40,7 +40,7 @@ export function startSchedulerLoop(ctx: Context): SchedulerLoop {
       logger.warn({ event: 'scheduler.tick_failed', err: String(error) });
     }
     try {
-      const reaped = await reapOnce(ctx, { lanes: LANES });
+      const reaped = await reapOnce(ctx, { lanes: LANES, leaseMs: config.leaseMs });
       if (reaped.expired > 0 || reaped.requeued > 0) logger.info({ event: 'scheduler.reaped', ...reaped });
     } catch (error) {
       logger.warn({ event: 'scheduler.reap_failed', err: String(error) });

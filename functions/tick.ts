@@ -80,7 +80,7 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
     }),
   );
   if (budgetMs(context, WAKE_RESERVE_MS) > 0) {
-    summary.reaped = await pass('reap', () => reapOnce(ctx, { lanes: LANES }));
+    summary.reaped = await pass('reap', () => reapOnce(ctx, { lanes: LANES, leaseMs: config.leaseMs }));
   } else skip('reap');
   if (budgetMs(context, WAKE_RESERVE_MS) > 0) {
     summary.reconciled = await pass('reconcile', () => reconcileOnce(ctx, { deadline: Date.now() + budgetMs(context, WAKE_RESERVE_MS) }));

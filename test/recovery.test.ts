@@ -1,6 +1,6 @@
 /** Crash recovery with real worker processes: SIGKILL mid-job, stale tokens, lost Redis state, SIGTERM. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createJob, triggerJob, type Outcome } from '@jobs/core';
+import { createJob, LANES, reapOnce, redeliveryDue, triggerJob, type Outcome } from '@jobs/core';
 import { createTestEnv, eventually, type TestEnv } from './support/env';
 import { engine } from './support/engine';
 import { jobSpec } from './support/fixtures';
@@ -107,6 +107,41 @@ describe('crash recovery', () => {
       return rows[0].n === fine.length;
     });
   }, 90_000);
+
+  it('delivers a claim whose worker was lost again after a random wait of up to one lease per loss, behind what waits', async () => {
+    const job = await createJob(e.deps, jobSpec({ handler: 'noop' }));
+    const { execution } = await triggerJob(e.deps, { jobId: job.id });
+    const lane = execution.lane;
+    const reap = () => reapOnce({ ...e.deps, random: () => 0.5 }, { lanes: LANES, leaseMs: 2000 });
+    for (const [deliveries, waitMs] of [[1, 1000], [2, 2000]] as const) {
+      const { claims } = await env.queue.claim({ lane, count: 1, leaseMs: 60_000 });
+      expect(claims.map((c) => c.id)).toEqual([execution.id]);
+      await expireLease(env, lane, execution.id); // the worker died before it recorded the start
+      const reapedAt = Date.now();
+      expect((await reap()).requeued).toBe(1);
+      // Not deliverable before its wait (half of the lease per loss, with random() = 0.5)...
+      const early = await env.queue.claim({ lane, count: 10, leaseMs: 60_000 });
+      expect(early.claims).toEqual([]);
+      expect(early.nextDueAt!.getTime() - reapedAt).toBeGreaterThan(waitMs - 500);
+      expect(early.nextDueAt!.getTime() - reapedAt).toBeLessThan(waitMs + 500);
+      // ...and then delivered again, counted as its next delivery.
+      await new Promise((r) => setTimeout(r, early.nextDueAt!.getTime() - Date.now() + 50));
+      if (deliveries === 2) {
+        const { claims: again } = await env.queue.claim({ lane, count: 1, leaseMs: 60_000 });
+        expect(again.map((c) => c.id)).toEqual([execution.id]);
+      }
+    }
+    expect((await env.store.executionGet(execution.id))?.status).toBe('queued');
+  });
+
+  it('spreads redeliveries over up to one lease per loss, never earlier than due and never over 5 minutes', () => {
+    const due = new Date(1_000_000);
+    expect(redeliveryDue(due, 2_000_000, undefined, 1, () => 0.9)).toBe(due);
+    expect(redeliveryDue(due, 2_000_000, 30_000, 1, () => 0.5).getTime()).toBe(2_015_000);
+    expect(redeliveryDue(due, 2_000_000, 30_000, 2, () => 0.5).getTime()).toBe(2_030_000);
+    expect(redeliveryDue(due, 2_000_000, 30_000, 100, () => 0.99).getTime()).toBe(2_300_000);
+    expect(redeliveryDue(new Date(9_000_000), 2_000_000, 30_000, 1, () => 0.5).getTime()).toBe(9_000_000);
+  });
 
   it('rejects a late completion carrying a stale lease token', async () => {
     const job = await createJob(e.deps, jobSpec({ maxRetries: 1 }));

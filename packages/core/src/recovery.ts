@@ -32,12 +32,13 @@ export interface ReapResult {
  * (by the database clock) has passed is failed with "lease expired" through the same fenced write a worker uses,
  * so a late worker's result is rejected. A claim that expired in Redis before its start was recorded goes back to
  * the queue as the same attempt, unless it has been delivered `maxDeliveries` times already: an attempt that kills
- * its worker before the start record is written must still use up its retries and end dead.
+ * its worker before the start record is written must still use up its retries and end dead. With `leaseMs` (the
+ * workers' lease) those redeliveries are spread out in time (redeliveryDue); without it they are due at once.
  * @example await reapOnce(deps, { lanes: ['short', 'long'] })
  */
 export async function reapOnce(
   deps: RecoveryDeps,
-  options: { lanes: readonly Lane[]; limit?: number; maxDeliveries?: number },
+  options: { lanes: readonly Lane[]; limit?: number; maxDeliveries?: number; leaseMs?: number },
 ): Promise<ReapResult> {
   const limit = options.limit ?? 500;
   const maxDeliveries = options.maxDeliveries ?? 3;
@@ -87,7 +88,8 @@ export async function reapOnce(
     const again = waiting.filter((w) => (deliveries.get(w.id) ?? 0) < maxDeliveries);
     const spent = waiting.filter((w) => (deliveries.get(w.id) ?? 0) >= maxDeliveries);
     if (again.length > 0) {
-      await deps.queue.push(again);
+      const now = deps.clock.now().getTime();
+      await deps.queue.push(again.map((w) => ({ ...w, dueAt: redeliveryDue(w.dueAt, now, options.leaseMs, deliveries.get(w.id) ?? 1, random) })));
       result.requeued += again.length;
     }
     if (spent.length > 0) {
@@ -103,6 +105,21 @@ export async function reapOnce(
   }
   return result;
 }
+
+/**
+ * When an attempt whose worker was lost before its start was recorded is due again: after a random wait of up to one
+ * lease per loss so far (at most 5 minutes), and never before it was due. Delivered again at once, such an attempt
+ * was the oldest item of its lane, so every restarted worker claimed it first; a poison job (one that kills its
+ * worker) then killed them in step, and a few of them kept all of a lane's workers down together while healthy work
+ * waited. Spread out, they take the workers down one at a time (the fault suite's poison-jobs scenario under load).
+ */
+export function redeliveryDue(dueAt: Date, now: number, leaseMs: number | undefined, deliveries: number, random: () => number): Date {
+  if (!leaseMs || leaseMs <= 0) return dueAt;
+  const wait = Math.min(REDELIVERY_WAIT_MAX_MS, Math.round(leaseMs * Math.max(1, deliveries) * random()));
+  return new Date(Math.max(dueAt.getTime(), now + wait));
+}
+
+const REDELIVERY_WAIT_MAX_MS = 5 * 60_000;
 
 async function leasesStillHeld(deps: RecoveryDeps, expired: { id: string; token: string; lane: Lane }[]): Promise<Set<string>> {
   const held = new Set<string>();

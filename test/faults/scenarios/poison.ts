@@ -11,11 +11,6 @@ import { verdict, type ScenarioDef } from '../types';
 export const poison: ScenarioDef = {
   name: 'poison-jobs',
   postgresQueue: true,
-  postgresQueueKnownBug:
-    'healthy jobs wait while poison jobs kill workers: p95 trigger → success over the 10 s bound (up to 15 s) in 3 of 13 ' +
-    'runs on the PostgreSQL queue at load 5-10, and in 1 of 7 Redis runs beside them (12 s at load 7). They wait while ' +
-    'every long-lane worker is down restarting (3-9 s a start under load); what makes the PostgreSQL queue fail more ' +
-    'often, if anything, is not found yet',
   async run(ctx) {
     const random = rng(ctx.seed + 6);
     const s = await createScenario(ctx.servers, 'poison-jobs', ctx.logRoot, ctx.queue);
