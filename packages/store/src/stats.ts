@@ -1,0 +1,155 @@
+/**
+ * @module stats — `GET /api/v1/stats` and the overview's figures: live rows, the roll-up's last 24 hours and a
+ * duration sample, in one round trip; the roll-up's settled minutes are held by the process between reads.
+ */
+import type { ExecutionStatus, Lane } from '@jobs/core';
+import type pg from 'pg';
+import { FOLD_LAG_MINUTES } from './metrics';
+import { idempotent } from './pool';
+
+export interface ExecutionStats {
+  /** Live statuses are exact; final ones count the last 24 hours (from the per-minute rollup). */
+  counts: Record<ExecutionStatus, number>;
+  byLane: Record<Lane, { queued: number; retrying: number; running: number }>;
+  /** Queued executions already due (the rest are fire times materialised ahead, or delayed): what waits for a worker. */
+  queuedDue: number;
+  throughput: { lastMinute: number; lastHour: number };
+  successRate: { lastHour: number | null };
+  durationMs: { p50: number | null; p95: number | null; sample: number };
+  oldestQueuedAgeMs: number | null;
+}
+
+const MINUTE = 60_000;
+const DAY = 1440 * MINUTE;
+const EVICT_AFTER_MS = 60 * MINUTE;
+
+/**
+ * The stats as one message of statements (no parameters, so the simple protocol sends them all at once: one round
+ * trip on one connection), each reading a bounded part:
+ * - the database clock (with JIT turned off for the message's implicit transaction: without statistics the planner
+ *   costs the live-row reads as if 1% of the history were live, which crosses jit_above_cost, and compiling them
+ *   takes 15 ms or more for a read of one index page);
+ * - live rows, through executions_live;
+ * - the roll-up's minutes of the last 24 hours after `heldThrough` (the minutes the reader holds, see statsReader;
+ *   null: none), per minute and status: a range of its primary key bounded at both ends, because with the lower
+ *   bound alone a table without statistics is estimated at a third of its rows and read whole, where a range of the
+ *   leading key column is estimated small and read as one. `heldThrough` is written in as a literal (a timestamp
+ *   the database returned, never user input) so the message keeps no parameters;
+ * - durations of the attempts among the newest 1,000 rows that finished within the hour: a walk of the primary key
+ *   back from the newest row, whatever the history (no index on finished_at: it would cost every recorded outcome
+ *   an index insert; ids grow with time).
+ * @example executionStatsSql(null)  // the first read: the whole 24-hour window
+ */
+export function executionStatsSql(heldThrough: Date | null): string {
+  const since = heldThrough === null ? '' : `, '${heldThrough.toISOString()}'::timestamptz`;
+  return `SELECT set_config('jit', 'off', true), now() AS now;
+SELECT status, lane, count(*)::int AS n, (count(*) FILTER (WHERE scheduled_for <= now()))::int AS due FROM executions
+WHERE status IN ('queued', 'retrying', 'running') GROUP BY status, lane;
+SELECT minute, status, sum(count)::bigint AS n FROM execution_minutes
+WHERE minute > greatest(now() - interval '24 hours'${since}) AND minute <= now() GROUP BY minute, status;
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50,
+       percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95, count(*)::int AS n
+FROM (SELECT duration_ms, finished_at FROM executions ORDER BY id DESC LIMIT 1000) recent
+WHERE duration_ms IS NOT NULL AND finished_at > now() - interval '1 hour';
+SELECT extract(epoch FROM now() - min(queued_at)) * 1000 AS age FROM executions WHERE status = 'queued' AND scheduled_for <= now()`;
+}
+
+/** The first read's statements (the plan tests check them, and executionStatsSql(some minute) with them). */
+export const EXECUTION_STATS_SQL = executionStatsSql(null);
+
+/** Counts per status of one roll-up minute. */
+type MinuteCounts = Map<string, number>;
+
+/**
+ * Makes the stats read of one process. The roll-up rows of a minute stop changing once no statement that began in
+ * it can still be running: every writer adds to date_trunc('minute', now()) (countInMinutes, minutes.ts), and
+ * retention deletes only minutes older than HISTORY_RETENTION. So the reader holds the counts of the settled
+ * minutes of the window (those at least FOLD_LAG_MINUTES before the current minute, the margin the metrics fold
+ * uses, longer than any writer's statement timeout) and each read asks the database only for the minutes after
+ * them: two or three minutes instead of 1,440 when the stats are read every few seconds. The figures mean what they
+ * meant when the whole window was read each time; each process (API, Lambda) holds its own minutes, and its first
+ * read, or one after a day without reads, reads the whole window.
+ * `holdMinutes: false` reads the whole window every time: when retention is under 24 hours, minutes of the window
+ * are deleted, and a held copy would keep counting them.
+ * @example const stats = statsReader(pool, { holdMinutes: true }); (await stats()).throughput.lastHour
+ */
+export function statsReader(pool: pg.Pool, options: { holdMinutes: boolean }): () => Promise<ExecutionStats> {
+  const held = new Map<number, MinuteCounts>();
+  /** Every settled minute of the window up to this one is in `held` (ms since the epoch; null: none held). */
+  let heldThrough: number | null = null;
+  return async function executionStats(): Promise<ExecutionStats> {
+    const since = options.holdMinutes && heldThrough !== null ? new Date(heldThrough) : null;
+    const results = (await pool.query(idempotent({ text: executionStatsSql(since) }))) as unknown as pg.QueryResult[];
+    const [clock, live, window, durations, oldest] = results as [pg.QueryResult, pg.QueryResult, pg.QueryResult, pg.QueryResult, pg.QueryResult];
+    const now = (clock.rows[0].now as Date).getTime();
+    const currentMinute = Math.floor(now / MINUTE) * MINUTE;
+    const settled = currentMinute - FOLD_LAG_MINUTES * MINUTE;
+    const read = new Map<number, MinuteCounts>();
+    for (const r of window.rows) {
+      const minute = (r.minute as Date).getTime();
+      let counts = read.get(minute);
+      if (!counts) read.set(minute, (counts = new Map()));
+      counts.set(r.status, Number(r.n));
+    }
+    const minutes: [number, MinuteCounts][] = [];
+    if (options.holdMinutes) {
+      // Whole minutes replace whole minutes: a concurrent read of the same minutes sets the same counts.
+      for (const [minute, counts] of read) if (minute <= settled) held.set(minute, counts);
+      if (heldThrough === null || settled > heldThrough) heldThrough = settled;
+      for (const entry of held) {
+        if (entry[0] > now - DAY && entry[0] <= settled) minutes.push(entry);
+        // Minutes leave an hour after the window: a read still in flight, with an earlier clock, may count them.
+        else if (entry[0] <= now - DAY - EVICT_AFTER_MS) held.delete(entry[0]);
+      }
+      for (const entry of read) if (entry[0] > settled) minutes.push(entry);
+    } else {
+      minutes.push(...read);
+    }
+    return summarise({ live: live.rows, durations: durations.rows[0], oldest: oldest.rows[0], minutes, now, currentMinute });
+  };
+}
+
+/** The stats from the statements' rows and the window's minutes (each once, all within the last 24 hours). */
+function summarise(input: {
+  live: { status: string; lane: string; n: number; due: number }[];
+  durations: { p50: number | null; p95: number | null; n: number } | undefined;
+  oldest: { age: string | number | null } | undefined;
+  minutes: [number, MinuteCounts][];
+  now: number;
+  currentMinute: number;
+}): ExecutionStats {
+  const counts = { queued: 0, retrying: 0, running: 0, succeeded: 0, failed: 0, dead: 0, cancelled: 0, skipped: 0 } as Record<ExecutionStatus, number>;
+  const byLane = { short: { queued: 0, retrying: 0, running: 0 }, long: { queued: 0, retrying: 0, running: 0 } };
+  let queuedDue = 0;
+  for (const r of input.live) {
+    counts[r.status as ExecutionStatus] += r.n;
+    if (r.status === 'queued') queuedDue += r.due;
+    const lane = byLane[r.lane as Lane];
+    if (lane) lane[r.status as 'queued' | 'retrying' | 'running'] += r.n;
+  }
+  let lastMinute = 0;
+  let lastHour = 0;
+  let succeededHour = 0;
+  for (const [minute, byStatus] of input.minutes) {
+    const inHour = minute > input.now - 60 * MINUTE;
+    const recent = minute >= input.currentMinute - MINUTE;
+    for (const [status, n] of byStatus) {
+      counts[status as ExecutionStatus] += n;
+      if (status !== 'succeeded' && status !== 'failed' && status !== 'dead') continue; // throughput counts attempts that ran
+      if (inHour) lastHour += n;
+      if (recent) lastMinute += n;
+      if (inHour && status === 'succeeded') succeededHour += n;
+    }
+  }
+  const d = input.durations;
+  const age = input.oldest?.age;
+  return {
+    counts,
+    byLane,
+    queuedDue,
+    throughput: { lastMinute, lastHour },
+    successRate: { lastHour: lastHour === 0 ? null : succeededHour / lastHour },
+    durationMs: { p50: d?.p50 ?? null, p95: d?.p95 ?? null, sample: d?.n ?? 0 },
+    oldestQueuedAgeMs: age === null || age === undefined ? null : Math.round(Number(age)),
+  };
+}
