@@ -22,7 +22,11 @@ export interface ExecutionStats {
 const MINUTE = 60_000;
 const DAY = 1440 * MINUTE;
 const EVICT_AFTER_MS = 60 * MINUTE;
-const COUNT_COLUMNS = EXECUTION_STATUSES.map((status, i) => `(sum(count) FILTER (WHERE status = '${status}'))::bigint AS s${i}`).join(', ');
+const HOUR = 60 * MINUTE;
+const STATUS_COLUMNS = EXECUTION_STATUSES.map((_, i) => `s${i}`);
+const COUNT_COLUMNS = EXECUTION_STATUSES.map((status, i) => `(sum(count) FILTER (WHERE status = '${status}'))::bigint AS ${STATUS_COLUMNS[i]}`).join(', ');
+const SUCCEEDED = EXECUTION_STATUSES.indexOf('succeeded');
+const RAN = (['succeeded', 'failed', 'dead'] as const).map((status) => EXECUTION_STATUSES.indexOf(status));
 
 /**
  * The stats as one message of statements (no parameters, so the simple protocol sends them all at once: one round
@@ -59,8 +63,8 @@ SELECT extract(epoch FROM now() - min(queued_at)) * 1000 AS age FROM executions 
 /** The first read's statements (the plan tests check them, and executionStatsSql(some minute) with them). */
 export const EXECUTION_STATS_SQL = executionStatsSql(null);
 
-/** Counts of one roll-up minute, per status in the order of EXECUTION_STATUSES (null: none). */
-type MinuteCounts = (number | null)[];
+/** Counts of one roll-up minute, per status in the order of EXECUTION_STATUSES. */
+type MinuteCounts = number[];
 
 /**
  * Makes the stats read of one process. The roll-up rows of a minute stop changing once no statement that began in
@@ -80,6 +84,9 @@ export function statsReader(pool: pg.Pool, options: { holdMinutes: boolean }): (
   const held = new Map<number, MinuteCounts>();
   /** Every settled minute of the window up to this one is in `held` (ms since the epoch; null: none held). */
   let heldThrough: number | null = null;
+  /** Bumped when a minute is held: the sums of `held` over a window are kept until it or the window changes. */
+  let version = 0;
+  let sums: { key: string; day: number[]; hour: number[] } | null = null;
   return async function executionStats(): Promise<ExecutionStats> {
     const since = options.holdMinutes && heldThrough !== null ? new Date(heldThrough) : null;
     const results = (await pool.query(idempotent({ text: executionStatsSql(since) }))) as unknown as pg.QueryResult[];
@@ -87,36 +94,63 @@ export function statsReader(pool: pg.Pool, options: { holdMinutes: boolean }): (
     const now = (clock.rows[0].now as Date).getTime();
     const currentMinute = Math.floor(now / MINUTE) * MINUTE;
     const settled = currentMinute - FOLD_LAG_MINUTES * MINUTE;
-    const read = new Map<number, MinuteCounts>();
-    for (const r of window.rows) read.set(r.m * MINUTE, EXECUTION_STATUSES.map((_, i) => (r[`s${i}`] === null ? null : Number(r[`s${i}`]))));
-    const minutes: [number, MinuteCounts][] = [];
+    // The first minute inside the last 24 hours and inside the last hour (minute > now - 24 h is minute >= dayFrom).
+    const dayFrom = Math.floor((now - DAY) / MINUTE) * MINUTE + MINUTE;
+    const hourFrom = Math.floor((now - HOUR) / MINUTE) * MINUTE + MINUTE;
+    const day = zeros();
+    const hour = zeros();
+    const recent = zeros();
+    const read: [number, MinuteCounts][] = window.rows.map((r) => [r.m * MINUTE, STATUS_COLUMNS.map((c) => (r[c] === null ? 0 : Number(r[c])))]);
     if (options.holdMinutes) {
       // Whole minutes replace whole minutes: a concurrent read of the same minutes sets the same counts.
-      for (const [minute, counts] of read) if (minute <= settled) held.set(minute, counts);
-      if (heldThrough === null || settled > heldThrough) heldThrough = settled;
-      for (const entry of held) {
-        if (entry[0] > now - DAY && entry[0] <= settled) minutes.push(entry);
-        // Minutes leave an hour after the window: a read still in flight, with an earlier clock, may count them.
-        else if (entry[0] <= now - DAY - EVICT_AFTER_MS) held.delete(entry[0]);
+      for (const [minute, counts] of read) {
+        if (minute <= settled) {
+          held.set(minute, counts);
+          version++;
+        }
       }
-      for (const entry of read) if (entry[0] > settled) minutes.push(entry);
-    } else {
-      minutes.push(...read);
+      if (heldThrough === null || settled > heldThrough) heldThrough = settled;
+      const key = `${dayFrom} ${hourFrom} ${settled} ${version}`;
+      if (sums?.key !== key) {
+        sums = { key, day: zeros(), hour: zeros() };
+        for (const [minute, counts] of held) {
+          // Minutes leave an hour after the window: a read still in flight, with an earlier clock, may count them.
+          if (minute < dayFrom - EVICT_AFTER_MS) held.delete(minute);
+          else if (minute >= dayFrom && minute <= settled) {
+            add(sums.day, counts);
+            if (minute >= hourFrom) add(sums.hour, counts);
+          }
+        }
+      }
+      add(day, sums.day);
+      add(hour, sums.hour);
     }
-    return summarise({ live: live.rows, durations: durations.rows[0], oldest: oldest.rows[0], minutes, now, currentMinute });
+    for (const [minute, counts] of read) {
+      if (options.holdMinutes && minute <= settled) continue; // in the sums above
+      add(day, counts);
+      if (minute >= hourFrom) add(hour, counts);
+      if (minute >= currentMinute - MINUTE) add(recent, counts);
+    }
+    return summarise({ live: live.rows, durations: durations.rows[0], oldest: oldest.rows[0], day, hour, recent });
   };
 }
 
-/** The stats from the statements' rows and the window's minutes (each once, all within the last 24 hours). */
+const zeros = () => EXECUTION_STATUSES.map(() => 0);
+
+function add(into: number[], counts: readonly number[]): void {
+  for (let i = 0; i < into.length; i++) into[i]! += counts[i]!;
+}
+
+/** The stats from the statements' rows and the window's counts per status (EXECUTION_STATUSES order). */
 function summarise(input: {
   live: { status: string; lane: string; n: number; due: number }[];
   durations: { p50: number | null; p95: number | null; n: number } | undefined;
   oldest: { age: string | number | null } | undefined;
-  minutes: [number, MinuteCounts][];
-  now: number;
-  currentMinute: number;
+  day: number[];
+  hour: number[];
+  recent: number[];
 }): ExecutionStats {
-  const counts = { queued: 0, retrying: 0, running: 0, succeeded: 0, failed: 0, dead: 0, cancelled: 0, skipped: 0 } as Record<ExecutionStatus, number>;
+  const counts = Object.fromEntries(EXECUTION_STATUSES.map((status, i) => [status, input.day[i]!])) as Record<ExecutionStatus, number>;
   const byLane = { short: { queued: 0, retrying: 0, running: 0 }, long: { queued: 0, retrying: 0, running: 0 } };
   let queuedDue = 0;
   for (const r of input.live) {
@@ -125,30 +159,17 @@ function summarise(input: {
     const lane = byLane[r.lane as Lane];
     if (lane) lane[r.status as 'queued' | 'retrying' | 'running'] += r.n;
   }
-  let lastMinute = 0;
-  let lastHour = 0;
-  let succeededHour = 0;
-  for (const [minute, byStatus] of input.minutes) {
-    const inHour = minute > input.now - 60 * MINUTE;
-    const recent = minute >= input.currentMinute - MINUTE;
-    for (const [i, n] of byStatus.entries()) {
-      if (n === null) continue;
-      const status = EXECUTION_STATUSES[i]!;
-      counts[status] += n;
-      if (status !== 'succeeded' && status !== 'failed' && status !== 'dead') continue; // throughput counts attempts that ran
-      if (inHour) lastHour += n;
-      if (recent) lastMinute += n;
-      if (inHour && status === 'succeeded') succeededHour += n;
-    }
-  }
+  // Throughput counts attempts that ran.
+  const ran = (of: number[]) => RAN.reduce((n, i) => n + of[i]!, 0);
+  const lastHour = ran(input.hour);
   const d = input.durations;
   const age = input.oldest?.age;
   return {
     counts,
     byLane,
     queuedDue,
-    throughput: { lastMinute, lastHour },
-    successRate: { lastHour: lastHour === 0 ? null : succeededHour / lastHour },
+    throughput: { lastMinute: ran(input.recent), lastHour },
+    successRate: { lastHour: lastHour === 0 ? null : input.hour[SUCCEEDED]! / lastHour },
     durationMs: { p50: d?.p50 ?? null, p95: d?.p95 ?? null, sample: d?.n ?? 0 },
     oldestQueuedAgeMs: age === null || age === undefined ? null : Math.round(Number(age)),
   };
