@@ -107,7 +107,7 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
     pool,
     redis,
     // With tracing off, attempts are read without their stored trace parent: nothing of tracing on the hot path.
-    store: createStore(pool, { traceparent: tracing !== null }),
+    store: createStore(pool, { traceparent: tracing !== null, historyRetentionMs: config.historyRetentionMs }),
     queue,
     sink: publisher ? fanOut(logSink(logger), publisher) : logSink(logger),
     clock: options.clock ?? synced!,

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXECUTION_STATUSES, type ExecutionStatus } from '@jobs/core';
-import { EXECUTION_STATS_SQL, ORDERED_PLANS_SQL, OUTCOMES_PER_MINUTE_SQL, executionListQuery } from '@jobs/store';
+import { EXECUTION_STATS_SQL, ORDERED_PLANS_SQL, executionStatsSql, OUTCOMES_PER_MINUTE_SQL, executionListQuery } from '@jobs/store';
 import { createTestEnv, type TestEnv } from './support/env';
 
 let env: TestEnv;
@@ -80,11 +80,16 @@ async function cost(query: { text: string; values: unknown[]; ordered: boolean; 
   };
 }
 
-/** The stats statements (EXECUTION_STATS_SQL, after its first, which turns JIT off) and the minute chart's. */
+/**
+ * The stats statements (after their first, which turns JIT off), as the first read sends them (EXECUTION_STATS_SQL)
+ * and as a reader holding the minutes up to three minutes ago does, and the minute chart's.
+ */
 function summaryStatements(): { label: string; query: { text: string; values: unknown[]; ordered: boolean; before?: string } }[] {
   const [off, ...reads] = EXECUTION_STATS_SQL.split(/;\n/);
+  const [, , held] = executionStatsSql(new Date(Math.floor(Date.now() / 60_000) * 60_000 - 180_000)).split(/;\n/);
   return [
     ...reads.map((text, i) => ({ label: `stats statement ${i + 1}`, query: { text, values: [], ordered: false, before: off } })),
+    { label: 'stats statement 2, minutes held', query: { text: held!, values: [], ordered: false, before: off } },
     { label: 'minute chart, 60 minutes', query: { text: OUTCOMES_PER_MINUTE_SQL, values: [60], ordered: false } },
   ];
 }

@@ -1,8 +1,7 @@
-/** @module executions-read — reading executions: one, lists with keyset pagination, and the stats. */
+/** @module executions-read — reading executions: one, lists with keyset pagination, per-minute outcomes, chains (the stats: stats.ts). */
 import { EXECUTION_STATUSES, InvalidInputError, LIVE_STATUSES, type Execution, type ExecutionStatus, type ExecutionSummary, type Lane } from '@jobs/core';
 import type pg from 'pg';
 import { isId } from './jobs';
-import { idempotent } from './pool';
 import { transaction } from './transaction';
 import { EXECUTION_COLUMNS, EXECUTION_SUMMARY_COLUMNS, PAGE_TYPES, toExecution, toExecutionSummary } from './rows';
 
@@ -119,79 +118,6 @@ export async function executionsLoadByLane(pool: pg.Pool): Promise<Record<Lane, 
     lane.oldestWaitingAgeMs = r.oldest_ms === null ? null : Math.max(0, Math.round(Number(r.oldest_ms)));
   }
   return out;
-}
-
-export interface ExecutionStats {
-  /** Live statuses are exact; final ones count the last 24 hours (from the per-minute rollup). */
-  counts: Record<ExecutionStatus, number>;
-  byLane: Record<Lane, { queued: number; retrying: number; running: number }>;
-  /** Queued executions already due (the rest are fire times materialised ahead, or delayed): what waits for a worker. */
-  queuedDue: number;
-  throughput: { lastMinute: number; lastHour: number };
-  successRate: { lastHour: number | null };
-  durationMs: { p50: number | null; p95: number | null; sample: number };
-  oldestQueuedAgeMs: number | null;
-}
-
-/**
- * The stats as one message of statements (no parameters, so the simple protocol sends them all at once: one round
- * trip on one connection), each reading a bounded part:
- * - live rows, through executions_live;
- * - the roll-up's last 24 hours (with the last hour and minute inside it), a range of its primary key: bounded at
- *   both ends, because with the lower bound alone a table without statistics is estimated at a third of its rows
- *   and read whole, where a range of the leading key column is estimated small and read as one;
- * - durations of the attempts among the newest 1,000 rows that finished within the hour: a walk of the primary key
- *   back from the newest row, whatever the history (no index on finished_at: it would cost every recorded outcome
- *   an index insert; ids grow with time).
- * The first statement turns JIT off for the message's implicit transaction: without statistics the planner costs
- * the live-row reads as if 1% of the history were live, which crosses jit_above_cost, and compiling them takes
- * 15 ms or more for a read of one index page.
- */
-export const EXECUTION_STATS_SQL = `SELECT set_config('jit', 'off', true);
-SELECT status, lane, count(*)::int AS n, (count(*) FILTER (WHERE scheduled_for <= now()))::int AS due FROM executions
-WHERE status IN ('queued', 'retrying', 'running') GROUP BY status, lane;
-SELECT status, sum(count)::bigint AS day, (sum(count) FILTER (WHERE minute > now() - interval '1 hour'))::bigint AS hour,
-       (sum(count) FILTER (WHERE minute >= date_trunc('minute', now()) - interval '1 minute'))::bigint AS recent
-FROM execution_minutes WHERE minute > now() - interval '24 hours' AND minute <= now() GROUP BY status;
-SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50,
-       percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95, count(*)::int AS n
-FROM (SELECT duration_ms, finished_at FROM executions ORDER BY id DESC LIMIT 1000) recent
-WHERE duration_ms IS NOT NULL AND finished_at > now() - interval '1 hour';
-SELECT extract(epoch FROM now() - min(queued_at)) * 1000 AS age FROM executions WHERE status = 'queued' AND scheduled_for <= now()`;
-
-export async function executionStats(pool: pg.Pool): Promise<ExecutionStats> {
-  const results = (await pool.query(idempotent({ text: EXECUTION_STATS_SQL }))) as unknown as pg.QueryResult[];
-  const [, live, window, durations, oldest] = results as [pg.QueryResult, pg.QueryResult, pg.QueryResult, pg.QueryResult, pg.QueryResult];
-  const counts = { queued: 0, retrying: 0, running: 0, succeeded: 0, failed: 0, dead: 0, cancelled: 0, skipped: 0 } as Record<ExecutionStatus, number>;
-  const byLane = { short: { queued: 0, retrying: 0, running: 0 }, long: { queued: 0, retrying: 0, running: 0 } };
-  let queuedDue = 0;
-  for (const r of live.rows) {
-    counts[r.status as ExecutionStatus] += r.n;
-    if (r.status === 'queued') queuedDue += r.due;
-    const lane = byLane[r.lane as Lane];
-    if (lane) lane[r.status as 'queued' | 'retrying' | 'running'] += r.n;
-  }
-  let lastMinute = 0;
-  let lastHour = 0;
-  let succeededHour = 0;
-  for (const r of window.rows) {
-    counts[r.status as ExecutionStatus] += Number(r.day);
-    if (!['succeeded', 'failed', 'dead'].includes(r.status)) continue; // throughput counts attempts that ran
-    const n = Number(r.hour ?? 0);
-    lastHour += n;
-    lastMinute += Number(r.recent ?? 0);
-    if (r.status === 'succeeded') succeededHour += n;
-  }
-  const d = durations.rows[0];
-  return {
-    counts,
-    byLane,
-    queuedDue,
-    throughput: { lastMinute, lastHour },
-    successRate: { lastHour: lastHour === 0 ? null : succeededHour / lastHour },
-    durationMs: { p50: d?.p50 ?? null, p95: d?.p95 ?? null, sample: d?.n ?? 0 },
-    oldestQueuedAgeMs: oldest.rows[0]?.age === null || oldest.rows[0]?.age === undefined ? null : Math.round(Number(oldest.rows[0].age)),
-  };
 }
 
 /**

@@ -13,6 +13,7 @@ import * as flow from './flow';
 import * as reads from './executions-read';
 import * as minutes from './minutes';
 import * as retention from './retention';
+import { statsReader } from './stats';
 import * as sessions from './sessions';
 import * as jobs from './jobs';
 import * as edits from './job-edits';
@@ -24,9 +25,11 @@ import { createTriggerBatcher } from './trigger-batch';
 export { migrate, migrations } from './migrate';
 export { StorePool, idempotent, isConnectionError, retrySafe, type StorePoolConfig, type StorePoolEvent } from './pool';
 export { isId } from './jobs';
-export { EXECUTION_STATS_SQL, ORDERED_PLANS_SQL, OUTCOMES_PER_MINUTE_SQL, executionListQuery } from './executions-read';
+export { ORDERED_PLANS_SQL, OUTCOMES_PER_MINUTE_SQL, executionListQuery } from './executions-read';
+export { EXECUTION_STATS_SQL, executionStatsSql } from './stats';
 export type { JobListFilter } from './jobs';
-export type { ExecutionListFilter, ExecutionStats, LaneLoad, MinuteOutcomes } from './executions-read';
+export type { ExecutionListFilter, LaneLoad, MinuteOutcomes } from './executions-read';
+export type { ExecutionStats } from './stats';
 export type { LaneRow } from './flow';
 export type { AuditListFilter, AuditRow } from './audit';
 export type { SessionRow } from './sessions';
@@ -43,12 +46,18 @@ export function createStore(
     jobDefinitionTtlMs?: number;
     /** Read the stored trace parent with each attempt a worker claims (default true); false where tracing is off. */
     traceparent?: boolean;
+    /**
+     * HISTORY_RETENTION, which prunes the roll-up (default 30 days; null: forever). Under 24 hours the stats read
+     * their whole window every time instead of holding its settled minutes (stats.ts), since retention deletes them.
+     */
+    historyRetentionMs?: number | null;
   } = {},
 ) {
   const read = { traceparent: options.traceparent ?? true };
   const definitions = jobDefinitions({ ttlMs: options.jobDefinitionTtlMs ?? 30_000 });
   // Concurrent manual triggers share a statement and a commit (packages/store/src/trigger-batch.ts).
   const triggers = createTriggerBatcher(pool);
+  const retentionMs = options.historyRetentionMs === undefined ? 30 * 86_400_000 : options.historyRetentionMs;
   const store = {
     pool,
     // jobs
@@ -85,7 +94,7 @@ export function createStore(
     executionReplay: (id: string, options?: { force?: boolean; audit?: AuditEntry }) => commands.executionReplay(pool, id, options),
     executionGet: (id: string) => reads.executionGet(pool, id),
     executionList: (filter: reads.ExecutionListFilter) => reads.executionList(pool, filter),
-    executionStats: () => reads.executionStats(pool),
+    executionStats: statsReader(pool, { holdMinutes: retentionMs === null || retentionMs >= 86_400_000 }),
     executionsLoadByLane: () => reads.executionsLoadByLane(pool),
     executionOutcomesPerMinute: (minutes?: number) => reads.executionOutcomesPerMinute(pool, minutes),
     executionLastOutcomes: (jobIds: readonly string[]) => reads.executionLastOutcomes(pool, jobIds),

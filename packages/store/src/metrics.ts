@@ -14,7 +14,8 @@ import type pg from 'pg';
  * any writer's statement timeout (DATABASE_QUERY_TIMEOUT, 60 s by default); a write later still is not lost from the
  * history, only from the counters (which never count it twice, and never drop).
  */
-export const FOLD_LAG = '2 minutes';
+export const FOLD_LAG_MINUTES = 2;
+export const FOLD_LAG = `${FOLD_LAG_MINUTES} minutes`;
 /** The most one fold pass takes in (a bounded pass: after a long stop, catching up takes one pass per day missed). */
 export const FOLD_SPAN = '1 day';
 

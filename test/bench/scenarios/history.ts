@@ -3,7 +3,8 @@
  *   Builds `history-n` executions (default 5,000,000) by SQL over 30 days for 1,000 jobs (98.95% succeeded, 1% failed,
  *   0.05% dead, 200-byte outputs) and their roll-up minutes, beside an empty database with the same jobs and a
  *   database with the same jobs and one page of rows of every list shape (buildPage: an empty database renders no
- *   rows, so it cannot tell what the history costs from what a page of rows costs). Measures p50/p95 of every list
+ *   rows, so it cannot tell what the history costs from what a page of rows costs); for the two execution pages the
+ *   empty side is a database of the same jobs and that one execution (buildSingle), not a 404. Measures p50/p95 of every list
  *   endpoint, the stats and the dashboard pages in all three (in process, app.request), first as built (no
  *   statistics: autovacuum may be off) and again after ANALYZE; bytes on disk per execution; then the
  *   retention pass on the rows older than 20 days while a worker drains `history-drain` jobs, with the drain's rate
@@ -91,6 +92,21 @@ async function buildPage(env: TestEnv, progress: (m: string) => void): Promise<{
   return { firstJob: built.firstJob, someId: some.rows[0]?.id ?? null };
 }
 
+/**
+ * The empty side of the execution pages: the same jobs and the one execution they show (a copy of the history's,
+ * with its id), so both sides render the same page where the empty database would answer 404.
+ */
+async function buildSingle(env: TestEnv, from: TestEnv, id: string | null, progress: (m: string) => void): Promise<{ firstJob: string; someId: string | null }> {
+  const built = await build(env, 0, progress);
+  const source = await from.pool.query(`SELECT row_to_json(e) AS row, (SELECT min(id) FROM jobs) AS first_job FROM executions e WHERE id = $1`, [id]);
+  const row = source.rows[0];
+  if (!row) return built;
+  // The job of the same index among the same 1,000 jobs.
+  row.row.job_id = String(BigInt(row.row.job_id) - BigInt(row.first_job) + BigInt(built.firstJob));
+  await env.pool.query(`INSERT INTO executions OVERRIDING SYSTEM VALUE SELECT * FROM json_populate_record(NULL::executions, $1)`, [row.row]);
+  return { firstJob: built.firstJob, someId: id };
+}
+
 function appFor(env: TestEnv) {
   const rec = recorder();
   const deps: ApiDeps = {
@@ -133,11 +149,13 @@ export async function historyScenario(c: Collector, ctx: BenchContext): Promise<
   const full = await benchEnv('bench_history');
   const empty = await benchEnv('bench_history_empty');
   const paged = await benchEnv('bench_history_page');
+  const single = await benchEnv('bench_history_single');
   const keep = opts['history-keep'] > 0;
   try {
     const built = await build(full, n, progress);
     const blank = await build(empty, 0, progress);
     const onePage = await buildPage(paged, progress);
+    const one = await buildSingle(single, full, built.someId, progress);
     const mid = String(Math.floor(n / 2));
     // {J}: a job of the 1,000 (its own 0.1% of the history); {ID}: the newest dead execution.
     const templates = [
@@ -168,24 +186,26 @@ export async function historyScenario(c: Collector, ctx: BenchContext): Promise<
       '/jobs/{J}',
       '/executions/{ID}',
     ];
-    // {ID} on the empty side is the history's id (a 404 there); the one-page side has its own newest dead execution.
+    // {ID}: on the empty side of its two pages, the database holding only that execution (and the jobs); the
+    // one-page side has its own newest dead execution.
     const fill = (t: string, b: { firstJob: string; someId: string | null }) =>
       t.replace('{J}', String(BigInt(b.firstJob) + 7n)).replace('{ID}', b.someId ?? built.someId ?? '1');
     const fullApp = appFor(full);
     const emptyApp = appFor(empty);
     const pageApp = appFor(paged);
+    const singleApp = appFor(single);
     // --history-keep=2 keeps the schemas as built: no statistics, no hint bits, no visibility map.
     for (const phase of keep && opts['history-keep'] >= 2 ? ['as built, no statistics'] : ['as built, no statistics', 'after ANALYZE']) {
-      if (phase === 'after ANALYZE') await Promise.all([full, empty, paged].map((env) => env.pool.query('ANALYZE')));
+      if (phase === 'after ANALYZE') await Promise.all([full, empty, paged, single].map((env) => env.pool.query('ANALYZE')));
       let worst = 0;
       let worstPage = 0;
       for (const label of templates) {
         const [f, e, p] = (await timeRequests([
           { app: fullApp, path: fill(label, built) },
-          { app: emptyApp, path: fill(label, { ...blank, someId: null }) },
+          label.includes('{ID}') ? { app: singleApp, path: fill(label, one) } : { app: emptyApp, path: fill(label, { ...blank, someId: null }) },
           { app: pageApp, path: fill(label, onePage) },
         ])) as [Timing, Timing, Timing];
-        if (f.status >= 400 || e.status >= 500 || p.status >= 400) {
+        if (f.status >= 400 || e.status >= (label.includes('{ID}') ? 400 : 500) || p.status >= 400) {
           c.check('every endpoint answers', false, `${label} answered ${f.status} / ${e.status} / ${p.status}`, phase);
         }
         const ratio = f.p50 / Math.max(e.p50, 0.01);
@@ -217,13 +237,16 @@ export async function historyScenario(c: Collector, ctx: BenchContext): Promise<
     c.add('roll-up minutes on disk', 'MB', Math.round(Number(size.rows[0].minutes) / 1e5) / 10, { info: true });
 
     if (keep) {
-      progress(`history: kept, search_path ${full.schema} (${n.toLocaleString('en-US')} rows), ${empty.schema} (empty), ${paged.schema} (one page); DROP SCHEMA ... CASCADE when done`);
+      progress(
+        `history: kept, search_path ${full.schema} (${n.toLocaleString('en-US')} rows), ${empty.schema} (empty), ${paged.schema} (one page), ` +
+          `${single.schema} (one execution); DROP SCHEMA ... CASCADE when done`,
+      );
       return;
     }
     await pruneWhileDraining(c, ctx, full, n);
   } finally {
-    if (keep) await Promise.all([full, empty, paged].map(release));
-    else await Promise.all([full, empty, paged].map((env) => env.cleanup()));
+    if (keep) await Promise.all([full, empty, paged, single].map(release));
+    else await Promise.all([full, empty, paged, single].map((env) => env.cleanup()));
   }
 }
 
