@@ -110,7 +110,7 @@ export class Worker {
   private stopping = false;
   private stopped: Promise<void> | null = null;
   private stopDeadline = Number.POSITIVE_INFINITY;
-  private slotWaiters: (() => void)[] = [];
+  private slotWaiters: { free: number; wake: () => void }[] = [];
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private timeoutTimer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
@@ -225,11 +225,12 @@ export class Worker {
       // While work is in flight and only a few slots are free, give other attempts a moment to finish: a claim and
       // a read per few freed slots would spend the worker's CPU on round trips instead of jobs. Briefly (at most
       // CLAIM_DEFER_MS from the first slot that waited), so a free slot never stays idle long while work waits.
-      if (this.inFlight > 0 && free < Math.min(claimBatch, Math.ceil(concurrency * CLAIM_MIN_SHARE))) {
+      const threshold = Math.min(claimBatch, Math.ceil(concurrency * CLAIM_MIN_SHARE));
+      if (this.inFlight > 0 && free < threshold) {
         const now = performance.now();
         deferUntil ??= now + CLAIM_DEFER_MS;
         if (now < deferUntil) {
-          await this.waitForSlot(deferUntil - now);
+          await this.waitForSlot(deferUntil - now, threshold);
           continue;
         }
       }
@@ -374,7 +375,7 @@ export class Worker {
       const error = reason === TIMEOUT ? `timed out after ${execution.timeoutMs} ms` : result.error;
       this.recorder.finished(toOutcome(execution, { ...result, ok, error }, { durationMs, workerId: this.id, random: this.random }));
     }
-    this.wakeSlotWaiters();
+    this.wakeSlotWaiters(true);
   }
 
   /** Runs one attempt; never rejects. A runner that ignores its abort signal is given up on after a grace period. */
@@ -522,10 +523,19 @@ export class Worker {
     });
   }
 
-  private waitForSlot(timeoutMs: number): Promise<void> {
+  /**
+   * Resolves when a slot frees (with `free`: once that many are free), something else may have changed (a flush, a
+   * stop), or after `timeoutMs`.
+   */
+  private waitForSlot(timeoutMs: number, free = 1): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, timeoutMs);
-      this.slotWaiters.push(done);
+      const waiter = { free, wake: done };
+      const timer = setTimeout(() => {
+        const i = this.slotWaiters.indexOf(waiter);
+        if (i >= 0) this.slotWaiters.splice(i, 1);
+        resolve();
+      }, timeoutMs);
+      this.slotWaiters.push(waiter);
       function done() {
         clearTimeout(timer);
         resolve();
@@ -533,10 +543,16 @@ export class Worker {
     });
   }
 
-  private wakeSlotWaiters(): void {
+  /**
+   * Wakes the waiters; `slotFreed` (an attempt ended): only those for whom enough slots are free now (attempts end
+   * one at a time, and a claim that waits for several free slots need not look again at each).
+   */
+  private wakeSlotWaiters(slotFreed = false): void {
+    const free = this.options.concurrency - this.inFlight;
     const waiters = this.slotWaiters;
+    if (slotFreed && !this.stopping && waiters.every((w) => w.free > free)) return;
     this.slotWaiters = [];
-    for (const w of waiters) w();
+    for (const w of waiters) w.wake();
   }
 }
 
