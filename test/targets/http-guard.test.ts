@@ -54,6 +54,21 @@ describe('HTTP target: the request', () => {
     expect(result.output).toBe('HTTP 200 OK\ncontent-type: text/plain\n\nok');
   });
 
+  it('signs each body on its own, also within one second through one runner; its own headers replace the target\'s', async () => {
+    const runner = createRunner({ http: { policy: loopbackAllowed, signingSecrets: ['s'] } });
+    const target = { url: receiver.url(), headers: { 'Idempotency-Key': 'theirs', 'Jobs-Signature': 'theirs', 'X-Tenant': 'acme' } };
+    for (const payload of [{ n: 1 }, { n: 2 }, { n: 1 }]) {
+      const execution = started(target, { payload });
+      const result = await runner.run({ ...execution, http: { ...execution.http!, ...target, method: 'POST' } }, new LazyAbort());
+      expect(result).toMatchObject({ ok: true });
+    }
+    expect(receiver.requests.map((r) => r.body)).toEqual(['{"n":1}', '{"n":2}', '{"n":1}']);
+    for (const req of receiver.requests) {
+      expect(verifySignature(req.headers['jobs-signature'] as string, req.body, ['s'])).toBe(true);
+      expect(req.headers).toMatchObject({ 'idempotency-key': 'jobs-40', 'x-tenant': 'acme' });
+    }
+  });
+
   it('sends a string body as is and a JSON body as JSON; GET sends none; unsigned without a secret', async () => {
     await run(started({ url: receiver.url(), body: 'plain text' }));
     await run(started({ url: receiver.url(), method: 'PUT', body: { fixed: true } }));

@@ -5,7 +5,7 @@
  * Outcome rules: 2xx succeeds; 408, 429, 5xx, connection errors and timeouts fail and are retried by the job's policy
  * (a `Retry-After` sets the earliest retry); a redirect (not followed), any other 4xx and a refused address are final.
  */
-import { createAddressPolicy, maskHeaders, type AddressPolicy, type Cancellation, type HttpTarget, type RunResult, type StartedExecution, type Tracing } from '@jobs/core';
+import { createAddressPolicy, isSecretHeader, MASKED, type AddressPolicy, type Cancellation, type HttpTarget, type RunResult, type StartedExecution, type Tracing } from '@jobs/core';
 import { STATUS_CODES } from 'node:http';
 import type { Agent } from 'undici';
 import { ADDRESS_REFUSED, guardedAgent } from './http-guard';
@@ -27,7 +27,7 @@ export interface HttpOptions {
 }
 
 /** Response headers the output records (the rest are noise, or secrets such as Set-Cookie). */
-const RECORDED_HEADERS = ['content-type', 'content-length', 'location', 'retry-after', 'x-request-id', 'request-id', 'x-amzn-requestid'];
+const RECORDED_HEADERS: ReadonlySet<string> = new Set(['content-type', 'content-length', 'location', 'retry-after', 'x-request-id', 'request-id', 'x-amzn-requestid']);
 
 const USER_AGENT = 'jobs-scheduler/0.1';
 
@@ -60,17 +60,23 @@ interface PreparedTarget {
   path: string;
   /** `origin + pathname` as errors quote it (never the query, which may carry secrets). */
   where: string;
-  headers: Record<string, string>;
+  /** The target's own headers and ours that do not change, as a flat name, value list (undici's array form). */
+  headers: string[];
   /** The body when the target fixes it (or has none); undefined: the execution's payload, per attempt. */
   body: { body: string; contentType: string } | null | undefined;
+  /** The last signature made for this target: the same body in the same second signs the same (HMAC is a function). */
+  signed: { body: string; second: number; header: string } | null;
 }
 
-function prepare(target: HttpTarget, policy: AddressPolicy): PreparedTarget {
+/** Headers every attempt sets itself: a target's own header of the same name is replaced, never sent beside it. */
+const PER_ATTEMPT_HEADERS = ['jobs-job-id', 'jobs-execution-id', 'jobs-attempt', 'idempotency-key'];
+
+function prepare(target: HttpTarget, policy: AddressPolicy, replaced: readonly string[]): PreparedTarget {
   let url: URL;
   try {
     url = new URL(target.url);
   } catch {
-    return { refused: `not a URL: ${JSON.stringify(target.url)}`, origin: '', path: '', where: '', headers: {}, body: null };
+    return { refused: `not a URL: ${JSON.stringify(target.url)}`, origin: '', path: '', where: '', headers: [], body: null, signed: null };
   }
   // An IP literal never reaches the guarded lookup: it is checked here (a changed HTTP_TARGET_ALLOW, a legacy row).
   const literal = policy.refuseLiteralHost(url);
@@ -78,42 +84,62 @@ function prepare(target: HttpTarget, policy: AddressPolicy): PreparedTarget {
   const headers: Record<string, string> = { 'user-agent': USER_AGENT };
   if (body !== null) headers['content-type'] = body?.contentType ?? 'application/json';
   for (const [name, value] of Object.entries(target.headers)) headers[name.toLowerCase()] = value;
+  for (const name of replaced) delete headers[name];
   return {
     refused: literal ? `refused: ${literal}` : null,
     origin: url.origin,
     path: `${url.pathname}${url.search}`,
     where: `${url.origin}${url.pathname}`,
-    headers,
+    headers: Object.entries(headers).flat(),
     body,
+    signed: null,
   };
+}
+
+function fail(error: string, final: boolean, output = ''): RunResult {
+  return { ok: false, exitCode: null, output, error, final };
+}
+
+/** The output's head: status line and the recorded response headers, secret-looking values masked. */
+function responseHead(status: number, headers: Record<string, string>): string {
+  let head = `HTTP ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd() + '\n';
+  for (const name in headers) head += `${name}: ${isSecretHeader(name) ? MASKED : headers[name]}\n`;
+  return head;
 }
 
 export function createHttpTarget(options: Partial<HttpOptions> = {}) {
   const policy = options.policy ?? createAddressPolicy();
   const agent = options.agent ?? guardedAgent(policy);
+  const signing = (options.signingSecrets ?? []).length > 0;
   const sign = signer(options.signingSecrets ?? []);
   const limit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
   const now = options.now ?? Date.now;
+  const tracing = options.tracing ?? null;
   const prepared = new WeakMap<HttpTarget, PreparedTarget>();
+  // What each attempt sets replaces the target's own header of that name (signature and traceparent only when on).
+  const replaced = [...PER_ATTEMPT_HEADERS, ...(signing ? ['jobs-signature'] : []), ...(tracing ? ['traceparent'] : [])];
 
   return async function runHttp(target: HttpTarget, execution: StartedExecution, cancel: Cancellation): Promise<RunResult> {
-    const fail = (error: string, final: boolean, output = ''): RunResult => ({ ok: false, exitCode: null, output, error, final });
     let p = prepared.get(target);
-    if (!p) prepared.set(target, (p = prepare(target, policy)));
+    if (!p) prepared.set(target, (p = prepare(target, policy, replaced)));
     if (p.refused) return fail(p.refused, true);
 
     const request = p.body !== undefined ? p.body : requestBody(target, execution.payload);
-    const headers: Record<string, string> = { ...p.headers };
-    headers['jobs-job-id'] = execution.jobId;
-    headers['jobs-execution-id'] = execution.id;
-    headers['jobs-attempt'] = String(execution.attempt);
-    // The same for every retry of one chain (a replay starts a new chain): receivers deduplicate on it.
-    headers['idempotency-key'] = `jobs-${execution.rootId}`;
-    const signature = sign(request?.body ?? '', now());
-    if (signature) headers['jobs-signature'] = signature;
+    const headers = p.headers.slice();
+    // The idempotency key is the same for every retry of one chain (a replay starts a new chain): receivers
+    // deduplicate on it.
+    headers.push('jobs-job-id', execution.jobId, 'jobs-execution-id', execution.id, 'jobs-attempt', `${execution.attempt}`, 'idempotency-key', `jobs-${execution.rootId}`);
+    if (signing) {
+      const bytes = request?.body ?? '';
+      const nowMs = now();
+      const second = Math.floor(nowMs / 1000);
+      let signed = p.signed;
+      if (signed === null || signed.second !== second || signed.body !== bytes) p.signed = signed = { body: bytes, second, header: sign(bytes, nowMs)! };
+      headers.push('jobs-signature', signed.header);
+    }
 
-    const span = startTargetSpan(options.tracing, execution, { method: target.method, url: target.url });
-    Object.assign(headers, span.headers);
+    const span = startTargetSpan(tracing, execution, { method: target.method, url: target.url });
+    for (const name in span.headers) headers.push(name, span.headers[name]!);
     const body = new CappedOutput(limit);
     let sent: Sent;
     try {
@@ -125,7 +151,7 @@ export function createHttpTarget(options: Partial<HttpOptions> = {}) {
         body: request?.body,
         timeoutMs: execution.timeoutMs,
         keep: RECORDED_HEADERS,
-        onAbort: (listener) => (cancel.onAbort ? cancel.onAbort(listener) : cancel.signal.addEventListener('abort', listener, { once: true })),
+        cancel,
       });
     } catch (error) {
       span.end({ error: 'request failed' });
@@ -138,9 +164,7 @@ export function createHttpTarget(options: Partial<HttpOptions> = {}) {
     span.end({ status });
     const responseHeaders = sent.headers;
     if (sent.cut) body.markCut('[response body truncated: the rest was not read]');
-    let head = `HTTP ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd() + '\n';
-    for (const [name, value] of Object.entries(maskHeaders(responseHeaders))) head += `${name}: ${value}\n`;
-    const text = `${head}\n${body.toString()}`;
+    const text = `${responseHead(status, responseHeaders)}\n${body.toString()}`;
     if (status >= 200 && status < 300) return { ok: true, exitCode: null, output: text, error: null };
     const line = `HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}`;
     if (status >= 300 && status < 400) {

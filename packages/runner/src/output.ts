@@ -78,8 +78,10 @@ export class CappedOutput {
    * never splits a UTF-8 character (the partial bytes count as dropped).
    */
   toString(): string {
-    const head = Buffer.concat(this.head);
     const note = this.cutNote === null ? '' : `\n${this.cutNote}`;
+    // The common case, a short output in one chunk (or none): decoded as is, without copying it first.
+    if (this.tail.length === 0 && this.head.length <= 1) return (this.head.length === 0 ? '' : this.head[0]!.toString('utf8')) + note;
+    const head = Buffer.concat(this.head);
     if (this.dropped <= 0) return Buffer.concat([head, ...this.tail]).toString('utf8') + note;
     const joined = Buffer.concat(this.tail);
     let tail = joined.subarray(joined.length - this.tailLimit);

@@ -7,13 +7,13 @@
  * succeed once and reach the receiver once (unique Jobs-Execution-Id == N).
  */
 import { createJob } from '@jobs/core';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jobSpec } from '../../support/fixtures';
 import { benchEnv } from '../lib/envs';
 import { commandDeps, dbWindow, enqueueBulk, spawnWorker, waitNoLive, waitRegistered } from '../lib/ours';
-import { sampler, spawnNode } from '../lib/proc';
+import { ROOT, sampler, spawnNode } from '../lib/proc';
 import type { Collector } from '../lib/result';
 import { sleep } from '../lib/stats';
 import { verifyDrain } from '../lib/verify';
@@ -43,12 +43,15 @@ export async function httpScenario(c: Collector, o: { n: number; concurrency: nu
       const job = await createJob(commandDeps(env), jobSpec({ handler: null, http: { url: `${base}/hook`, method: 'POST', headers: { authorization: 'Bearer bench' } } }));
       await enqueueBulk(env, job.id, o.n, 5000);
       o.progress(`http ${label}: ${o.n} queued; starting worker (C=${o.concurrency})`);
+      // Profiled: instrument.mjs starts a CPU profile at the first SIGUSR2 and writes it (and the PostgreSQL and
+      // Redis call timings) at the second, so the profile covers the drain window only, not the start-up.
       const profileDir = o.profile ? mkdtempSync(join(tmpdir(), 'bench-http-prof-')) : null;
+      const timingsFile = profileDir ? join(profileDir, 'worker-timings.json') : null;
       const worker = spawnWorker(env, {
         concurrency: o.concurrency,
         logLevel: 'warn',
-        nodeArgs: profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : undefined,
-        extraEnv: { HTTP_TARGET_ALLOW: '127.0.0.1', HTTP_SIGNING_SECRET: 'bench-signing-secret' },
+        nodeArgs: profileDir ? ['--import', join(ROOT, 'test/bench/lib/instrument.mjs')] : undefined,
+        extraEnv: { HTTP_TARGET_ALLOW: '127.0.0.1', HTTP_SIGNING_SECRET: 'bench-signing-secret', ...(timingsFile ? { BENCH_INSTRUMENT_OUT: timingsFile } : {}) },
       });
       const ws = sampler(worker.pid);
       const rs = sampler(receiver.pid);
@@ -56,11 +59,17 @@ export async function httpScenario(c: Collector, o: { n: number; concurrency: nu
       let r: ReturnType<typeof rs.end> | null = null;
       try {
         await waitRegistered(env, worker);
+        if (timingsFile) worker.child.kill('SIGUSR2');
         ws.rebase();
         rs.rebase();
         const { stalled } = await waitNoLive(env, worker);
         w = ws.end();
         r = rs.end();
+        if (timingsFile) {
+          worker.child.kill('SIGUSR2');
+          const deadline = Date.now() + 30_000;
+          while (!worker.output().includes('instrument: written') && Date.now() < deadline) await sleep(50);
+        }
         if (stalled) c.check('drain finished', false, `no progress for 60 s or the worker died:\n${worker.output().slice(-2000)}`, label);
       } finally {
         ws.end();
@@ -68,12 +77,13 @@ export async function httpScenario(c: Collector, o: { n: number; concurrency: nu
         const exit = await worker.stop();
         c.check('worker process exited 0 on SIGTERM', exit.code === 0, `exit ${JSON.stringify(exit)}\n${worker.output().slice(-2000)}`, label);
       }
-      if (profileDir) {
-        const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+      if (profileDir && timingsFile) {
+        const file = `${timingsFile}.cpuprofile`;
         // Kept for a closer look (Chrome DevTools, speedscope): the summary below is self time only.
-        if (file) {
-          describeProfile(c, 'worker', join(profileDir, file), o.n);
-          c.note(`worker profile kept in ${join(profileDir, file)}`);
+        if (existsSync(file)) {
+          describeProfile(c, 'worker', file, o.n);
+          describeTimings(c, timingsFile, o.n);
+          c.note(`worker profile kept in ${file}`);
         } else rmSync(profileDir, { recursive: true, force: true });
       }
       const window = await dbWindow(env);
@@ -107,4 +117,14 @@ export async function httpScenario(c: Collector, o: { n: number; concurrency: nu
     }
   }
   c.note('attempt duration = the worker\'s own measure of an attempt (runner start to result, including waiting for a connection of the pool), recorded in whole ms; the overhead subtracts the receiver\'s p50 handling time');
+}
+
+/** PostgreSQL statements and Redis commands of the drain window: how many, per 1,000 requests, and their round trip. */
+function describeTimings(c: Collector, file: string, n: number): void {
+  const timings = JSON.parse(readFileSync(file, 'utf8')) as Record<'pool' | 'redis', Record<string, { n: number; ms: number }>>;
+  for (const [table, label] of [['pool', 'pg'], ['redis', 'redis']] as const) {
+    for (const [key, v] of Object.entries(timings[table]).sort((a, b) => b[1].n - a[1].n).slice(0, 5)) {
+      c.note(`worker ${label}: ${v.n} calls (${((v.n / n) * 1000).toFixed(0)} per 1k requests), ${(v.ms / v.n).toFixed(2)} ms avg :: ${key}`);
+    }
+  }
 }
