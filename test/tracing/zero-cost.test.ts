@@ -28,7 +28,7 @@ it('imports the OpenTelemetry SDK nowhere but in createTracing, dynamically', ()
   expect(text).toMatch(/import\('@opentelemetry\/sdk-trace-node'\)/);
   const context = readFileSync(join(ROOT, 'functions/context.ts'), 'utf8');
   expect(context).toMatch(/config\.otelTracesUrl \? await createTracing\(/);
-  expect(context).toMatch(/createStore\(pool, \{ traceparent: tracing !== null \}\)/);
+  expect(context).toMatch(/createStore\(pool, \{ traceparent: tracing !== null[,}\s]/);
 });
 
 it('reads the OTLP endpoint the OpenTelemetry way, and refuses a bad one', () => {
