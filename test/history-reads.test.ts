@@ -94,8 +94,12 @@ function summaryStatements(): { label: string; query: { text: string; values: un
   ];
 }
 
-const shapes: { label: string; status?: ExecutionStatus; job: boolean }[] = [
+const shapes: { label: string; status?: ExecutionStatus; job: boolean; names?: boolean }[] = [
   { label: 'no filter', job: false },
+  // As the dashboard's lists read them: each row's job name in the same statement.
+  { label: 'no filter, job names', job: false, names: true },
+  { label: 'status=dead, job names', status: 'dead', job: false, names: true },
+  { label: 'job + status=failed, job names', status: 'failed', job: true, names: true },
   { label: 'job', job: true },
   ...EXECUTION_STATUSES.flatMap((status) => [
     { label: `status=${status}`, status, job: false },
@@ -111,11 +115,13 @@ describe('list reads are O(page)', () => {
       expect(Number(heap)).toBeGreaterThan(2000); // the history is far bigger than a page
       const report: Record<string, Cost & { ordered: boolean }> = {};
       for (const shape of shapes) {
-        const query = executionListQuery({ status: shape.status, jobId: shape.job ? jobs[3] : undefined, limit: 50 });
+        const query = executionListQuery({ status: shape.status, jobId: shape.job ? jobs[3] : undefined, limit: 50, jobNames: shape.names });
         const first = await cost(query);
         report[shape.label] = { ...first, ordered: query.ordered };
         // The next page, from a cursor deep in the history, costs the same.
-        const deep = await cost(executionListQuery({ status: shape.status, jobId: shape.job ? jobs[3] : undefined, limit: 50, before: String(ROWS / 2) }));
+        const deep = await cost(
+          executionListQuery({ status: shape.status, jobId: shape.job ? jobs[3] : undefined, limit: 50, before: String(ROWS / 2), jobNames: shape.names }),
+        );
         report[`${shape.label} (deep)`] = { ...deep, ordered: query.ordered };
       }
       if (process.env.SHOW_PLANS) console.log(stats, JSON.stringify(report, null, 1));
@@ -147,4 +153,15 @@ describe('list reads are O(page)', () => {
       }
     }, 60_000);
   }
+});
+
+describe('a list with job names', () => {
+  it("carries each row's live job name, null for a deleted job, as jobNames would have read them", async () => {
+    await env.pool.query(`UPDATE jobs SET deleted_at = now() WHERE id = $1`, [jobs[4]]);
+    const rows = await env.store.executionList({ limit: 50, jobNames: true });
+    const live = await env.store.jobNames(rows.map((r) => r.jobId), { live: true });
+    expect(rows.some((r) => r.jobId === jobs[4]) && rows.some((r) => r.jobId !== jobs[4])).toBe(true);
+    for (const r of rows) expect({ id: r.id, name: r.jobName }).toEqual({ id: r.id, name: live.get(r.jobId) ?? null });
+    expect((await env.store.executionList({ status: 'failed', limit: 1 }))[0]!.jobName).toBeUndefined();
+  });
 });

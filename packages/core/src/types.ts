@@ -141,6 +141,8 @@ export interface Execution {
  */
 export interface ExecutionSummary extends Omit<Execution, 'payload' | 'output'> {
   outputTail: string | null;
+  /** Read only when a list asks for it (the dashboard's): the job's name, null when the job is deleted. */
+  jobName?: string | null;
 }
 
 /** Longest error text a list row carries (a longer one is cut and marked). */

@@ -1,9 +1,10 @@
-/** @module dashboard/lookups — small reads shared by pages. */
-import type { Store } from '@jobs/store';
+/** @module dashboard/lookups — small helpers shared by pages: a list's job names, id parameters. */
 
-/** Names of the live jobs among `jobIds` (deleted ones are absent), in one read for the whole page. */
-export function jobNames(store: Store, jobIds: readonly string[]): Promise<Map<string, string>> {
-  return store.jobNames(jobIds, { live: true });
+/** Names of the live jobs of a list read with `jobNames: true` (deleted ones are absent), from its rows. */
+export function listJobNames(rows: readonly { jobId: string; jobName?: string | null }[]): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const r of rows) if (typeof r.jobName === 'string') names.set(r.jobId, r.jobName);
+  return names;
 }
 
 const ID = /^[1-9][0-9]{0,17}$/;

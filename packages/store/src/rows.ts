@@ -123,6 +123,7 @@ export const PAGE_TYPES = {
 export function toExecutionSummary(r: any): ExecutionSummary {
   const e = executionFields(r) as ExecutionSummary;
   e.outputTail = r.output_tail;
+  if (r.job_name !== undefined) e.jobName = r.job_name;
   return e;
 }
 

@@ -3,7 +3,7 @@
  * (checkboxes and one button; "select all" appears with JS). Not live: a refresh would clear the selection.
  */
 import { keysetPage } from '@jobs/api';
-import { idParam, jobNames } from '../lookups';
+import { idParam, listJobNames } from '../lookups';
 import { renderPage } from '../render';
 import type { ExecutionSummary } from '@jobs/core';
 import { CsrfField, Pager, Table, cellHtml, jobNameHtml, markup, outcomeExcerptHtml, whenHtml } from '../ui/components';
@@ -17,8 +17,8 @@ const LIST_ROWS = { maxBytes: Infinity };
 export async function deadPage(r: DashRequest): Promise<Response> {
   const before = idParam(r.c.req.query('before'));
   const { store } = r.deps;
-  const page = await keysetPage((n) => store.executionList({ status: 'dead', before, limit: n }), PAGE_SIZE, (e) => e, LIST_ROWS);
-  const names = await jobNames(store, page.data.map((e) => e.jobId));
+  const page = await keysetPage((n) => store.executionList({ status: 'dead', before, limit: n, jobNames: true }), PAGE_SIZE, (e) => e, LIST_ROWS);
+  const names = listJobNames(page.data);
   const now = r.view.now;
   const returnTo = r.c.req.path + (before ? `?before=${before}` : '');
 

@@ -1,7 +1,7 @@
 /** @module dashboard/pages/executions — `/executions`: every attempt, newest first, filtered by status and job (live). */
 import { EXECUTION_STATUSES, type ExecutionStatus } from '@jobs/core';
 import { keysetPage } from '@jobs/api';
-import { idParam, jobNames } from '../lookups';
+import { idParam, listJobNames } from '../lookups';
 import { renderLive } from '../render';
 import { ExecutionRow, Pager, Table, executionHeaders } from '../ui/components';
 import { PageHeader } from '../ui/layout';
@@ -18,11 +18,11 @@ export async function executionsPage(r: DashRequest): Promise<Response> {
   const before = idParam(q.before);
   const { store } = r.deps;
   const [page, jobs] = await Promise.all([
-    keysetPage((n) => store.executionList({ jobId, status, before, limit: n }), PAGE_SIZE, (e) => e, LIST_ROWS),
+    keysetPage((n) => store.executionList({ jobId, status, before, limit: n, jobNames: true }), PAGE_SIZE, (e) => e, LIST_ROWS),
     store.jobChoices(200),
   ]);
   const names = new Map(jobs.map((j) => [j.id, j.name]));
-  for (const [id, name] of await jobNames(store, page.data.map((e) => e.jobId).filter((id) => !names.has(id)))) names.set(id, name);
+  for (const [id, name] of listJobNames(page.data)) names.set(id, name);
 
   const filters = (
     <form method="get" action="/executions" class="filters" role="search" aria-label="Filter executions">
