@@ -28,7 +28,7 @@ const DEFAULTS = {
   'tick-jobs': 100_000,
   'tick-due': 10_000,
   'tick-repeats': 10, // none-due ticks per run
-  'http-profile': 0, // http: 1 = run its worker under --cpu-prof and summarise the profile
+  'http-profile': 0, // http: 1 = profile its worker's drain window (instrument.mjs) and summarise it
   'metrics-executions': 5_000_000, // metrics: finished executions in the history
   'metrics-live': 1_000, // metrics: live rows (queued, a tenth running)
   'metrics-scrapes': 200, // metrics: scrapes per run
