@@ -33,8 +33,6 @@ export interface ScenarioDef {
   knownBug?: string;
   /** The scenario applies to the PostgreSQL queue too: the suite runs it a second time with QUEUE_BACKEND=postgres. */
   postgresQueue?: boolean;
-  /** Like `knownBug`, for the run on the PostgreSQL queue only. */
-  postgresQueueKnownBug?: string;
   run(ctx: RunContext): Promise<Omit<ScenarioResult, 'name' | 'ms'>>;
 }
 

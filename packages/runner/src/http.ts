@@ -5,7 +5,7 @@
  * Outcome rules: 2xx succeeds; 408, 429, 5xx, connection errors and timeouts fail and are retried by the job's policy
  * (a `Retry-After` sets the earliest retry); a redirect (not followed), any other 4xx and a refused address are final.
  */
-import { createAddressPolicy, isSecretHeader, MASKED, type AddressPolicy, type Cancellation, type HttpTarget, type RunResult, type StartedExecution, type Tracing } from '@jobs/core';
+import { createAddressPolicy, maskHeaders, type AddressPolicy, type Cancellation, type HttpTarget, type RunResult, type StartedExecution, type Tracing } from '@jobs/core';
 import { STATUS_CODES } from 'node:http';
 import type { Agent } from 'undici';
 import { ADDRESS_REFUSED, guardedAgent } from './http-guard';
@@ -103,7 +103,7 @@ function fail(error: string, final: boolean, output = ''): RunResult {
 /** The output's head: status line and the recorded response headers, secret-looking values masked. */
 function responseHead(status: number, headers: Record<string, string>): string {
   let head = `HTTP ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd() + '\n';
-  for (const name in headers) head += `${name}: ${isSecretHeader(name) ? MASKED : headers[name]}\n`;
+  for (const [name, value] of Object.entries(maskHeaders(headers))) head += `${name}: ${value}\n`;
   return head;
 }
 
