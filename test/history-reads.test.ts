@@ -94,8 +94,13 @@ function summaryStatements(): { label: string; query: { text: string; values: un
   ];
 }
 
-const shapes: { label: string; status?: ExecutionStatus; job: boolean; names?: boolean }[] = [
+const shapes: { label: string; status?: ExecutionStatus; job: boolean; names?: boolean; iso?: boolean }[] = [
   { label: 'no filter', job: false },
+  // As the API's lists read them (executionListIso): the instants as UTC text.
+  { label: 'no filter, instants as text', job: false, iso: true },
+  { label: 'job, instants as text', job: true, iso: true },
+  { label: 'job + status=succeeded, instants as text', status: 'succeeded', job: true, iso: true },
+  { label: 'status=dead, instants as text', status: 'dead', job: false, iso: true },
   // As the dashboard's lists read them: each row's job name in the same statement.
   { label: 'no filter, job names', job: false, names: true },
   { label: 'status=dead, job names', status: 'dead', job: false, names: true },
@@ -115,12 +120,12 @@ describe('list reads are O(page)', () => {
       expect(Number(heap)).toBeGreaterThan(2000); // the history is far bigger than a page
       const report: Record<string, Cost & { ordered: boolean }> = {};
       for (const shape of shapes) {
-        const query = executionListQuery({ status: shape.status, jobId: shape.job ? jobs[3] : undefined, limit: 50, jobNames: shape.names });
+        const query = executionListQuery({ status: shape.status, jobId: shape.job ? jobs[3] : undefined, limit: 50, jobNames: shape.names }, shape.iso);
         const first = await cost(query);
         report[shape.label] = { ...first, ordered: query.ordered };
         // The next page, from a cursor deep in the history, costs the same.
         const deep = await cost(
-          executionListQuery({ status: shape.status, jobId: shape.job ? jobs[3] : undefined, limit: 50, before: String(ROWS / 2), jobNames: shape.names }),
+          executionListQuery({ status: shape.status, jobId: shape.job ? jobs[3] : undefined, limit: 50, before: String(ROWS / 2), jobNames: shape.names }, shape.iso),
         );
         report[`${shape.label} (deep)`] = { ...deep, ordered: query.ordered };
       }

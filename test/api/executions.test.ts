@@ -1,6 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isoString } from '@jobs/core';
+import { createStore } from '@jobs/store';
+import pg from 'pg';
 import { engine } from '../support/engine';
-import { eventually } from '../support/env';
+import { eventually, schemaUrl } from '../support/env';
 import { apiHarness, type Harness } from './harness';
 
 let h: Harness;
@@ -99,6 +102,72 @@ describe('GET /api/v1/executions', () => {
   it('answers 400 for bad filters', async () => {
     for (const query of ['status=lost', 'job_id=abc', 'limit=500', 'cursor=x']) {
       expect((await h.call('GET', `/api/v1/executions?${query}`)).status, query).toBe(400);
+    }
+  });
+});
+
+describe('list rows, read with their instants as text', () => {
+  /** Rows by SQL with what the Date path has to get right: microseconds, nulls, a lease, retries, long and odd errors. */
+  async function oddRows(jobId: string) {
+    const long = `${'é"\\\u0001\n'.repeat(600)}🙂`;
+    await h.env.pool.query(
+      `INSERT INTO executions (job_id, trigger, status, lane, priority, scheduled_for, queued_at, started_at, finished_at,
+                               lease_expires_at, worker_id, duration_ms, exit_code, error, job_version, replayed_by)
+       VALUES ($1, 'cron', 'succeeded', 'short', 5, '2026-03-29 01:30:00.123456+01', '2026-03-29 01:30:00.1+01',
+               '2026-03-29 00:30:00.999999+00', '2026-03-29 00:30:01+00', NULL, 'w "1" ünï', 1001, 0, NULL, 3, NULL),
+              ($1, 'manual', 'running', 'long', -3, '1999-12-31 23:59:59.9999+00', '2000-01-01 00:00:00+00',
+               '2000-01-01 00:00:00.000001+00', NULL, '2000-01-01 00:05:00.5+00', 'w2', NULL, NULL, NULL, NULL, NULL),
+              ($1, 'retry', 'dead', 'short', 0, now(), now(), now(), now(), NULL, NULL, 7, 137, $2, 1, NULL)`,
+      [jobId, long],
+    );
+    const { rows } = await h.env.pool.query(`SELECT id FROM executions WHERE job_id = $1 ORDER BY id`, [jobId]);
+    await h.env.pool.query(`UPDATE executions SET retry_of = $1, root_id = $1, replayed_by = $2 WHERE id = $3`, [rows[0].id, rows[1].id, rows[2].id]);
+  }
+
+  it("are what GET /executions/{id} says of the same execution, the error cut as lists cut it", async () => {
+    const job = await h.createJob({ command: 'true' });
+    await oddRows(job.id);
+    for (const path of [`/api/v1/executions?job_id=${job.id}`, `/api/v1/jobs/${job.id}/executions`, '/api/v1/executions?status=dead']) {
+      const list = await h.call('GET', path);
+      expect(list.status).toBe(200);
+      expect(list.body.data.length).toBeGreaterThan(0);
+      for (const row of list.body.data) {
+        const { payload, output, ...one } = (await h.call('GET', `/api/v1/executions/${row.id}`)).body;
+        expect(Object.keys(row).sort()).toEqual(Object.keys(one).sort());
+        if (one.error?.length > 2048) one.error = `${one.error.slice(0, 2048)}… [truncated]`;
+        expect(row).toEqual(one);
+      }
+    }
+    const [first] = (await h.call('GET', `/api/v1/executions?job_id=${job.id}`)).body.data.slice(-1);
+    expect(first).toMatchObject({ scheduled_for: '2026-03-29T00:30:00.123Z', queued_at: '2026-03-29T00:30:00.100Z', started_at: '2026-03-29T00:30:00.999Z', finished_at: '2026-03-29T00:30:01.000Z', worker_id: 'w "1" ünï' });
+  });
+
+  it("do not depend on the session's TimeZone", async () => {
+    const job = await h.createJob({ command: 'true' });
+    await oddRows(job.id);
+    const url = new URL(schemaUrl(h.env.schema));
+    url.searchParams.set('options', `${url.searchParams.get('options')} -c TimeZone=Asia/Kathmandu`);
+    const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
+    try {
+      const store = createStore(pool);
+      expect((await pool.query('SHOW TimeZone')).rows[0].TimeZone).toBe('Asia/Kathmandu');
+      for (const status of [undefined, 'running', 'dead'] as const) {
+        const iso = await store.executionListIso({ jobId: job.id, status, limit: 10 });
+        const dated = await h.env.store.executionList({ jobId: job.id, status, limit: 10 });
+        expect(iso.length).toBe(dated.length);
+        expect(iso).toEqual(
+          dated.map(({ outputTail, jobName, ...e }) => ({
+            ...e,
+            scheduledFor: isoString(e.scheduledFor),
+            queuedAt: isoString(e.queuedAt),
+            startedAt: e.startedAt && isoString(e.startedAt),
+            finishedAt: e.finishedAt && isoString(e.finishedAt),
+            leaseExpiresAt: e.leaseExpiresAt && isoString(e.leaseExpiresAt),
+          })),
+        );
+      }
+    } finally {
+      await pool.end();
     }
   });
 });

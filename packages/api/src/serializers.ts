@@ -2,7 +2,7 @@
  * @module serializers — domain objects (camelCase, ms, Date) to the wire (snake_case, seconds, ISO strings), and the
  * create body to the core's JobSpec.
  */
-import { DEFAULT_BACKOFF, NO_LIMITS, createAddressPolicy, isoString, maskChange, maskTarget, targetWords, type AddressPolicy, type Execution, type ExecutionSummary, type Job, type JobChange, type JobSpec, type QueueDepth, type WorkerInfo } from '@jobs/core';
+import { DEFAULT_BACKOFF, NO_LIMITS, createAddressPolicy, isoString, maskChange, maskTarget, targetWords, type AddressPolicy, type Execution, type ExecutionSummaryIso, type Job, type JobChange, type JobSpec, type QueueDepth, type WorkerInfo } from '@jobs/core';
 import type { ExecutionStats } from '@jobs/store';
 import { validationFailed } from './errors';
 import { limitsJson, toLimits } from './schemas/limits';
@@ -60,9 +60,16 @@ function definitionJson(job: Job): JobJson {
 
 export function executionJson(e: Execution): ExecutionJson {
   const { payload, output, ...rest } = e;
+  const instants = {
+    scheduledFor: isoString(e.scheduledFor),
+    queuedAt: isoString(e.queuedAt),
+    startedAt: iso(e.startedAt),
+    finishedAt: iso(e.finishedAt),
+    leaseExpiresAt: iso(e.leaseExpiresAt),
+  };
   // Keys in the schema's order: payload after priority, output before error.
   const { worker_id, scheduled_for, queued_at, started_at, finished_at, lease_expires_at, duration_ms, exit_code, error, ...head } =
-    executionSummaryJson({ ...rest, outputTail: null });
+    executionSummaryJson({ ...rest, ...instants });
   return {
     ...head,
     payload: payload ?? null,
@@ -79,8 +86,8 @@ export function executionJson(e: Execution): ExecutionJson {
   };
 }
 
-/** A list row on the wire: everything but payload and output. */
-export function executionSummaryJson(e: ExecutionSummary): ExecutionSummaryJson {
+/** A list row on the wire: everything but payload and output (the store reads it with its instants as ISO strings). */
+export function executionSummaryJson(e: ExecutionSummaryIso): ExecutionSummaryJson {
   return {
     id: e.id,
     job_id: e.jobId,
@@ -92,11 +99,11 @@ export function executionSummaryJson(e: ExecutionSummary): ExecutionSummaryJson 
     lane: e.lane,
     priority: e.priority,
     worker_id: e.workerId,
-    scheduled_for: isoString(e.scheduledFor),
-    queued_at: isoString(e.queuedAt),
-    started_at: iso(e.startedAt),
-    finished_at: iso(e.finishedAt),
-    lease_expires_at: iso(e.leaseExpiresAt),
+    scheduled_for: e.scheduledFor,
+    queued_at: e.queuedAt,
+    started_at: e.startedAt,
+    finished_at: e.finishedAt,
+    lease_expires_at: e.leaseExpiresAt,
     duration_ms: e.durationMs,
     exit_code: e.exitCode,
     error: e.error,

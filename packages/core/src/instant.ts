@@ -2,7 +2,8 @@
  * @module instant — instants to and from text without the general-purpose machinery, for the paths that handle
  * five of them per row of a page: PostgreSQL's text form of a timestamptz (postgres-date runs two regular
  * expressions per value) and the ISO 8601 string of the API (Date#toISOString costs about 0.7 µs a call).
- * Both give exactly what the general functions give, and hand anything outside their fast path to them.
+ * Both give exactly what the general functions give, and hand anything outside their fast path to them. And a third,
+ * for the API's lists, which skips the Date altogether: PostgreSQL's text of a UTC timestamp straight to that string.
  */
 
 const PAIRS = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
@@ -97,4 +98,28 @@ export function parseTimestamptz(s: string, fallback: (text: string) => Date): D
   const utc = Date.UTC(year, month - 1, day, hour, minute, second, milli) - (sign === 45 ? -offset : offset) * 1000;
   if (i !== s.length || year < 100 || Number.isNaN(utc)) return fallback(s);
   return new Date(utc);
+}
+
+/**
+ * PostgreSQL's text output of a `timestamp` that holds UTC (`ts AT TIME ZONE 'UTC'`: `2026-12-01 15:09:00.123456`,
+ * DateStyle ISO, the fraction's trailing zeros dropped) as the ISO 8601 string isoString gives for that instant
+ * (`2026-12-01T15:09:00.123Z`, truncated to the millisecond as the Date path truncates), by cutting the text, with no
+ * Date made. Anything else (another DateStyle, BC, years past 9999, infinity) goes to `fallback`.
+ * @example isoFromUtcText('2026-12-01 15:09:00.1', fail) // '2026-12-01T15:09:00.100Z'
+ */
+export function isoFromUtcText(s: string, fallback: (text: string) => string): string {
+  const n = s.length;
+  if (n < 19 || n > 26 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 32 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) {
+    return fallback(s);
+  }
+  const day = s.slice(0, 10);
+  const time = s.slice(11, 19);
+  if (n === 19) return `${day}T${time}.000Z`;
+  if (s.charCodeAt(19) !== 46 || n === 20) return fallback(s);
+  for (let i = 20; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return fallback(s);
+  }
+  const milli = n >= 23 ? s.slice(20, 23) : n === 22 ? `${s.slice(20, 22)}0` : `${s.slice(20, 21)}00`;
+  return `${day}T${time}.${milli}Z`;
 }

@@ -145,6 +145,17 @@ export interface ExecutionSummary extends Omit<Execution, 'payload' | 'output'> 
   jobName?: string | null;
 }
 
+/** The instants of an execution, as its list rows carry them. */
+export type ExecutionInstant = 'scheduledFor' | 'queuedAt' | 'startedAt' | 'finishedAt' | 'leaseExpiresAt';
+
+/**
+ * A list row as the API sends it: no output tail and no job name, and the instants as ISO 8601 strings (`Date`
+ * becomes `string`), read as text from PostgreSQL and never made into Dates: a page of them is what the API returns.
+ */
+export type ExecutionSummaryIso = Omit<ExecutionSummary, ExecutionInstant | 'outputTail' | 'jobName'> & {
+  [K in ExecutionInstant]: Execution[K] extends Date ? string : string | null;
+};
+
 /** Longest error text a list row carries (a longer one is cut and marked). */
 export const LIST_ERROR_CHARS = 2048;
 /** Characters of the output's end a list row carries. */

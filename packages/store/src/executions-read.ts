@@ -1,9 +1,9 @@
 /** @module executions-read — reading executions: one, lists with keyset pagination, per-minute outcomes, chains (the stats: stats.ts). */
-import { EXECUTION_STATUSES, InvalidInputError, LIVE_STATUSES, type Execution, type ExecutionStatus, type ExecutionSummary, type Lane } from '@jobs/core';
+import { EXECUTION_STATUSES, InvalidInputError, LIVE_STATUSES, type Execution, type ExecutionStatus, type ExecutionSummary, type ExecutionSummaryIso, type Lane } from '@jobs/core';
 import type pg from 'pg';
 import { isId } from './jobs';
 import { transaction } from './transaction';
-import { EXECUTION_COLUMNS, EXECUTION_SUMMARY_COLUMNS, PAGE_TYPES, toExecution, toExecutionSummary } from './rows';
+import { EXECUTION_COLUMNS, EXECUTION_SUMMARY_COLUMNS, EXECUTION_SUMMARY_ISO_COLUMNS, ISO_PAGE_TYPES, PAGE_TYPES, toExecution, toExecutionSummary, toExecutionSummaryIso } from './rows';
 
 export interface ExecutionListFilter {
   jobId?: string;
@@ -30,7 +30,7 @@ export async function executionGet(pool: pg.Pool, id: string): Promise<Execution
  * scan and a sort of every matching row. Lists of a live status read only live rows: job_id is compared as `job_id
  * + 0`, which no index has, so the job's whole history (executions_job) is never the way in.
  */
-function listSql(filter: { job: boolean; status: ExecutionStatus | null; names: boolean }): string {
+function listSql(filter: { job: boolean; status: ExecutionStatus | null; names: boolean; iso: boolean }): string {
   const where: string[] = ['($1::bigint IS NULL OR id < $1)'];
   const live = filter.status !== null && (LIVE_STATUSES as readonly string[]).includes(filter.status);
   if (filter.job) where.push(live ? 'job_id + 0 = $3' : 'job_id = $3');
@@ -44,7 +44,8 @@ function listSql(filter: { job: boolean; status: ExecutionStatus | null; names: 
   // deleted test is in the select list, not the WHERE: there it made the live-name index (jobs_name_live) look
   // cheap without statistics, and each row walked all of it (10,700 buffers for a page).
   const names = filter.names ? `, (SELECT CASE WHEN j.deleted_at IS NULL THEN j.name END FROM jobs j WHERE j.id = executions.job_id) AS job_name` : '';
-  return `SELECT ${EXECUTION_SUMMARY_COLUMNS}${names} FROM executions WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $2`;
+  const columns = filter.iso ? EXECUTION_SUMMARY_ISO_COLUMNS : EXECUTION_SUMMARY_COLUMNS;
+  return `SELECT ${columns}${names} FROM executions WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $2`;
 }
 
 const LIST_SQL = new Map<string, string>();
@@ -62,16 +63,16 @@ const LIST_SQL = new Map<string, string>();
 export const ORDERED_PLANS_SQL = `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true), set_config('jit', 'off', true)`;
 
 /**
- * The statement executionList sends for `filter` (exported for the plan tests); `ordered`: it runs after
- * ORDERED_PLANS_SQL in one transaction.
+ * The statement executionList (executionListIso with `iso`) sends for `filter` (exported for the plan tests);
+ * `ordered`: it runs after ORDERED_PLANS_SQL in one transaction.
  */
-export function executionListQuery(filter: ExecutionListFilter): { text: string; values: unknown[]; ordered: boolean } {
+export function executionListQuery(filter: ExecutionListFilter, iso = false): { text: string; values: unknown[]; ordered: boolean } {
   const status = filter.status ?? null;
   if (status !== null && !(EXECUTION_STATUSES as readonly string[]).includes(status)) {
     throw new InvalidInputError(`unknown status ${JSON.stringify(String(status).slice(0, 50))}`, 'status');
   }
-  const shape = { job: filter.jobId !== undefined, status, names: filter.jobNames === true };
-  const key = `${shape.job}:${shape.status}:${shape.names}`;
+  const shape = { job: filter.jobId !== undefined, status, names: filter.jobNames === true && !iso, iso };
+  const key = `${shape.job}:${shape.status}:${shape.names}:${iso}`;
   let text = LIST_SQL.get(key);
   if (text === undefined) LIST_SQL.set(key, (text = listSql(shape)));
   const values: unknown[] = [filter.before ?? null, filter.limit];
@@ -82,15 +83,27 @@ export function executionListQuery(filter: ExecutionListFilter): { text: string;
 /** A page of list rows, newest first (payload and output stay on executionGet). */
 export async function executionList(pool: pg.Pool, filter: ExecutionListFilter): Promise<ExecutionSummary[]> {
   if (filter.jobId !== undefined && !isId(filter.jobId)) return [];
-  const { text, values, ordered } = executionListQuery(filter);
-  const query = { text, values, types: PAGE_TYPES };
+  return (await listRows(pool, executionListQuery(filter), PAGE_TYPES)).map(toExecutionSummary);
+}
+
+/**
+ * The same page as the API sends it: the instants as ISO strings, read as text and never made into Dates (two
+ * conversions of five instants a row, a fifth of a page's cost in the API), no output tail, no job names.
+ */
+export async function executionListIso(pool: pg.Pool, filter: Omit<ExecutionListFilter, 'jobNames'>): Promise<ExecutionSummaryIso[]> {
+  if (filter.jobId !== undefined && !isId(filter.jobId)) return [];
+  return (await listRows(pool, executionListQuery(filter, true), ISO_PAGE_TYPES)).map(toExecutionSummaryIso);
+}
+
+async function listRows(pool: pg.Pool, { text, values, ordered }: ReturnType<typeof executionListQuery>, types: pg.CustomTypesConfig): Promise<unknown[]> {
+  const query = { text, values, types };
   const { rows } = ordered
     ? await transaction(pool, async (client) => {
         await client.query(ORDERED_PLANS_SQL);
         return client.query(query);
       })
     : await pool.query(query);
-  return rows.map(toExecutionSummary);
+  return rows;
 }
 
 /** Work per lane right now: due and waiting to start, running, and how long the oldest due one has waited. */

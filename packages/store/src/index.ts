@@ -94,6 +94,7 @@ export function createStore(
     executionReplay: (id: string, options?: { force?: boolean; audit?: AuditEntry }) => commands.executionReplay(pool, id, options),
     executionGet: (id: string) => reads.executionGet(pool, id),
     executionList: (filter: reads.ExecutionListFilter) => reads.executionList(pool, filter),
+    executionListIso: (filter: Omit<reads.ExecutionListFilter, 'jobNames'>) => reads.executionListIso(pool, filter),
     executionStats: statsReader(pool, { holdMinutes: retentionMs === null || retentionMs >= 86_400_000 }),
     executionsLoadByLane: () => reads.executionsLoadByLane(pool),
     executionOutcomesPerMinute: (minutes?: number) => reads.executionOutcomesPerMinute(pool, minutes),

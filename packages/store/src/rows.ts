@@ -1,7 +1,7 @@
 /** @module rows — maps PostgreSQL rows to domain objects (ids stay strings: bigint does not fit a JS number). */
-import { LIST_ERROR_CHARS, LIST_OUTPUT_TAIL_CHARS, flowTag, parseTimestamptz } from '@jobs/core';
+import { LIST_ERROR_CHARS, LIST_OUTPUT_TAIL_CHARS, flowTag, isoFromUtcText, isoString, parseTimestamptz } from '@jobs/core';
 import pg from 'pg';
-import type { Backoff, ChangedExecution, CreatedExecution, Execution, ExecutionSummary, FlowLimits, Job, Lane, QueueItem, WorkerInfo } from '@jobs/core';
+import type { Backoff, ChangedExecution, CreatedExecution, Execution, ExecutionSummary, ExecutionSummaryIso, FlowLimits, Job, Lane, QueueItem, WorkerInfo } from '@jobs/core';
 
 export const JOB_COLUMNS = `id, name, cron_expr, timezone, run_at, command, handler, http, lambda, payload, status, max_retries,
   backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
@@ -101,10 +101,22 @@ export function toExecution(r: any): Execution {
  * A list row: never the payload or the whole output, so a page's size does not depend on what jobs print or carry
  * (the API caps a page's bytes on top of this, see packages/api/src/pagination.ts).
  */
+const LIST_ERROR = `CASE WHEN length(error) > ${LIST_ERROR_CHARS} THEN left(error, ${LIST_ERROR_CHARS}) || '… [truncated]' ELSE error END AS error`;
+
 export const EXECUTION_SUMMARY_COLUMNS = `id, job_id, scheduled_for, attempt, coalesce(root_id, id) AS root_id, retry_of,
   trigger, status, lane, priority, worker_id, lease_expires_at, queued_at, started_at, finished_at, exit_code,
-  CASE WHEN length(error) > ${LIST_ERROR_CHARS} THEN left(error, ${LIST_ERROR_CHARS}) || '… [truncated]' ELSE error END AS error,
-  right(output, ${LIST_OUTPUT_TAIL_CHARS}) AS output_tail, duration_ms, replayed_by, job_version`;
+  ${LIST_ERROR}, right(output, ${LIST_OUTPUT_TAIL_CHARS}) AS output_tail, duration_ms, replayed_by, job_version`;
+
+/**
+ * The API's list row (toExecutionSummaryIso): the summary without the output tail, each instant as a UTC `timestamp`
+ * (`AT TIME ZONE 'UTC'`), whose text is the same whatever the session's TimeZone and is cut into the ISO string
+ * the API sends (ISO_PAGE_TYPES). A timestamptz would come in the session's offset and need a Date to normalize.
+ */
+export const EXECUTION_SUMMARY_ISO_COLUMNS = `id, job_id, scheduled_for AT TIME ZONE 'UTC' AS scheduled_for, attempt,
+  coalesce(root_id, id) AS root_id, retry_of, trigger, status, lane, priority, worker_id,
+  lease_expires_at AT TIME ZONE 'UTC' AS lease_expires_at, queued_at AT TIME ZONE 'UTC' AS queued_at,
+  started_at AT TIME ZONE 'UTC' AS started_at, finished_at AT TIME ZONE 'UTC' AS finished_at, exit_code, ${LIST_ERROR},
+  duration_ms, replayed_by, job_version`;
 
 const TIMESTAMPTZ_OID = 1184;
 const pgTimestamptz = pg.types.getTypeParser(TIMESTAMPTZ_OID, 'text') as (text: string) => Date;
@@ -119,6 +131,23 @@ export const PAGE_TYPES = {
     return oid === TIMESTAMPTZ_OID && format !== 'binary' ? fastTimestamptz : pg.types.getTypeParser(oid, format as 'text');
   },
 } as pg.CustomTypesConfig;
+
+const TIMESTAMP_OID = 1114;
+/** A UTC timestamp's text outside isoFromUtcText's fast path: as a timestamptz at offset 0, through the Date. */
+const slowIso = (text: string) => isoString(pgTimestamptz(`${text}+00`));
+const isoTimestamp = (text: string) => isoFromUtcText(text, slowIso);
+
+/** pg's type parsers, with UTC timestamps (EXECUTION_SUMMARY_ISO_COLUMNS' instants) read as ISO strings. */
+export const ISO_PAGE_TYPES = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    return oid === TIMESTAMP_OID && format !== 'binary' ? isoTimestamp : pg.types.getTypeParser(oid, format as 'text');
+  },
+} as pg.CustomTypesConfig;
+
+/** The API's list row from EXECUTION_SUMMARY_ISO_COLUMNS read with ISO_PAGE_TYPES: the instants are strings already. */
+export function toExecutionSummaryIso(r: any): ExecutionSummaryIso {
+  return executionFields(r) as unknown as ExecutionSummaryIso;
+}
 
 export function toExecutionSummary(r: any): ExecutionSummary {
   const e = executionFields(r) as ExecutionSummary;

@@ -33,7 +33,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void
     }),
     async (c) => {
       const { status, job_id: jobId, limit, cursor } = c.req.valid('query');
-      const page = await keysetPageJson((n) => deps.store.executionList({ jobId, status, before: cursor, limit: n }), limit, executionSummaryJson);
+      const page = await keysetPageJson((n) => deps.store.executionListIso({ jobId, status, before: cursor, limit: n }), limit, executionSummaryJson);
       return pageResponse(c, page);
     },
   );

@@ -177,7 +177,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
       const { status, limit, cursor } = c.req.valid('query');
       if (!(await deps.store.jobGet(id))) throw new NotFoundError('job', id);
       const page = await keysetPageJson(
-        (n) => deps.store.executionList({ jobId: id, status, before: cursor, limit: n }),
+        (n) => deps.store.executionListIso({ jobId: id, status, before: cursor, limit: n }),
         limit,
         executionSummaryJson,
       );
