@@ -22,7 +22,7 @@ import type { BenchContext } from '../run';
 
 const DAY = 86_400_000;
 const JOBS = 1000;
-const REPEATS = 60;
+const REPEATS = 200;
 
 type Timing = { p50: number; p95: number; status: number };
 
