@@ -97,12 +97,12 @@ export function toExecution(r: any): Execution {
   return e;
 }
 
+const LIST_ERROR = `CASE WHEN length(error) > ${LIST_ERROR_CHARS} THEN left(error, ${LIST_ERROR_CHARS}) || '… [truncated]' ELSE error END AS error`;
+
 /**
  * A list row: never the payload or the whole output, so a page's size does not depend on what jobs print or carry
  * (the API caps a page's bytes on top of this, see packages/api/src/pagination.ts).
  */
-const LIST_ERROR = `CASE WHEN length(error) > ${LIST_ERROR_CHARS} THEN left(error, ${LIST_ERROR_CHARS}) || '… [truncated]' ELSE error END AS error`;
-
 export const EXECUTION_SUMMARY_COLUMNS = `id, job_id, scheduled_for, attempt, coalesce(root_id, id) AS root_id, retry_of,
   trigger, status, lane, priority, worker_id, lease_expires_at, queued_at, started_at, finished_at, exit_code,
   ${LIST_ERROR}, right(output, ${LIST_OUTPUT_TAIL_CHARS}) AS output_tail, duration_ms, replayed_by, job_version`;

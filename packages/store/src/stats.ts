@@ -2,7 +2,7 @@
  * @module stats — `GET /api/v1/stats` and the overview's figures: live rows, the roll-up's last 24 hours and a
  * duration sample, in one round trip; the roll-up's settled minutes are held by the process between reads.
  */
-import { EXECUTION_STATUSES, type ExecutionStatus, type Lane } from '@jobs/core';
+import { EXECUTION_STATUSES, LANES, LIVE_STATUSES, type ExecutionStatus, type Lane } from '@jobs/core';
 import type pg from 'pg';
 import { FOLD_LAG_MINUTES } from './metrics';
 import { idempotent } from './pool';
@@ -26,10 +26,8 @@ const HOUR = 60 * MINUTE;
 const STATUS_COLUMNS = EXECUTION_STATUSES.map((_, i) => `s${i}`);
 const COUNT_COLUMNS = EXECUTION_STATUSES.map((status, i) => `(sum(count) FILTER (WHERE status = '${status}'))::bigint AS ${STATUS_COLUMNS[i]}`).join(', ');
 const SUCCEEDED = EXECUTION_STATUSES.indexOf('succeeded');
-const LIVE = ['queued', 'retrying', 'running'] as const;
-const LANES = ['short', 'long'] as const satisfies readonly Lane[];
 /** Live rows per status (`queued`, any lane) and per status and lane (`queued_short`). */
-const LIVE_COLUMNS = LIVE.flatMap((status) => [
+const LIVE_COLUMNS = LIVE_STATUSES.flatMap((status) => [
   `(count(*) FILTER (WHERE status = '${status}'))::int AS ${status}`,
   ...LANES.map((lane) => `(count(*) FILTER (WHERE status = '${status}' AND lane = '${lane}'))::int AS ${status}_${lane}`),
 ]).join(', ');
@@ -59,7 +57,7 @@ export function executionStatsSql(heldThrough: Date | null): string {
   const since = heldThrough === null ? '' : `, '${heldThrough.toISOString()}'::timestamptz`;
   return `SELECT set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true), now() AS now;
 SELECT ${LIVE_COLUMNS}, (count(*) FILTER (WHERE status = 'queued' AND scheduled_for <= now()))::int AS due FROM executions
-WHERE status IN (${LIVE.map((status) => `'${status}'`).join(', ')});
+WHERE status IN (${LIVE_STATUSES.map((status) => `'${status}'`).join(', ')});
 SELECT (extract(epoch FROM minute) / 60)::int AS m, ${COUNT_COLUMNS} FROM execution_minutes
 WHERE minute > greatest(now() - interval '24 hours'${since}) AND minute <= now() GROUP BY minute;
 SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50,
@@ -163,7 +161,7 @@ function summarise(input: {
   const counts = Object.fromEntries(EXECUTION_STATUSES.map((status, i) => [status, input.day[i]!])) as Record<ExecutionStatus, number>;
   const byLane = {} as ExecutionStats['byLane'];
   for (const lane of LANES) byLane[lane] = { queued: 0, retrying: 0, running: 0 };
-  for (const status of LIVE) {
+  for (const status of LIVE_STATUSES) {
     counts[status] += input.live[status]!;
     for (const lane of LANES) byLane[lane][status] = input.live[`${status}_${lane}`]!;
   }
