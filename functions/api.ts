@@ -40,7 +40,9 @@ export function apiDeps(ctx: Context): ApiDeps {
     // Workers heartbeat every LEASE_TIMEOUT / 3: "active" allows six missed beats before a worker drops off the list.
     workerActiveWithinMs: 2 * ctx.config.leaseMs,
     // Live output is kept beside the queue: Redis streams, or the live_output table on the PostgreSQL queue.
-    liveOutput: ctx.redis ? liveOutputReader(ctx.redis, queueKeys(ctx.config.queuePrefix)) : postgresLiveOutputReader(ctx.pool),
+    liveOutput: ctx.redis
+      ? liveOutputReader(ctx.redis, queueKeys(ctx.config.queuePrefix))
+      : postgresLiveOutputReader(ctx.pool),
   };
 }
 
@@ -64,7 +66,11 @@ app.all('*', async (c) => {
   const { ctx, app: api } = await build();
   const response = await api.fetch(c.req.raw, c.env);
   if (ctx.events && !(await ctx.events.flush(EVENTS_FLUSH_MS))) {
-    ctx.logger.warn({ event: 'api.events_not_flushed', within_ms: EVENTS_FLUSH_MS, reason: 'EventBridge did not take every event in time; the rest stay buffered' });
+    ctx.logger.warn({
+      event: 'api.events_not_flushed',
+      within_ms: EVENTS_FLUSH_MS,
+      reason: 'EventBridge did not take every event in time; the rest stay buffered',
+    });
   }
   await flushTraces(ctx);
   return response;
@@ -82,7 +88,10 @@ export interface DeployJobsEvent {
 export const DEPLOY_OWNER = 'sst-deploy';
 
 const isDeployEvent = (event: unknown): event is DeployJobsEvent =>
-  typeof event === 'object' && event !== null && (event as { source?: unknown }).source === 'deploy' && Array.isArray((event as { jobs?: unknown }).jobs);
+  typeof event === 'object' &&
+  event !== null &&
+  (event as { source?: unknown }).source === 'deploy' &&
+  Array.isArray((event as { jobs?: unknown }).jobs);
 
 /**
  * Applies the deploy's job specs (create or replace by name, prune the deploy's own jobs it no longer lists). Throws
@@ -94,7 +103,12 @@ export async function applyOnDeploy(event: DeployJobsEvent): Promise<{ results: 
   const deps = apiDeps(ctx);
   // The deploy's changes are audited like a key's, under the name "deploy".
   const commands = { ...commandDeps(deps), actor: { keyName: 'deploy', requestId: null, source: null } };
-  const results = await applyJobSpecs(deps, commands, { specs: event.jobs, owner: DEPLOY_OWNER, actor: 'deploy', prune: true });
+  const results = await applyJobSpecs(deps, commands, {
+    specs: event.jobs,
+    owner: DEPLOY_OWNER,
+    actor: 'deploy',
+    prune: true,
+  });
   await ctx.events?.flush(EVENTS_FLUSH_MS);
   ctx.logger.info({ event: 'api.jobs_applied', results });
   const failed = results.filter((r) => r.action === 'failed');

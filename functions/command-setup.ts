@@ -37,19 +37,27 @@ export function commandSetup(
     }
     const user = config.jobUser ?? DEFAULT_JOB_USER;
     const ids = lookupUser(supervisor, user);
-    if (!ids) throw new CommandSetupError(`JOB_USER=${user}: there is no such user on this host (commands of a root worker run as JOB_USER)`);
+    if (!ids)
+      throw new CommandSetupError(
+        `JOB_USER=${user}: there is no such user on this host (commands of a root worker run as JOB_USER)`,
+      );
     if (ids.uid === 0) {
-      logger.warn({ event: 'worker.commands_as_root', job_user: user }, `JOB_USER=${user} is root: commands can read every secret of this worker and kill it`);
+      logger.warn(
+        { event: 'worker.commands_as_root', job_user: user },
+        `JOB_USER=${user} is root: commands can read every secret of this worker and kill it`,
+      );
     }
     return { enabled: true, supervision: { path: supervisor, user } };
   }
   if (config.jobUser !== null && config.jobUser !== safeUsername()) {
-    throw new CommandSetupError(`JOB_USER=${config.jobUser}: only a worker running as root can run commands as another user`);
+    throw new CommandSetupError(
+      `JOB_USER=${config.jobUser}: only a worker running as root can run commands as another user`,
+    );
   }
   if (!supervisor) {
     logger.warn(
       { event: 'worker.commands_unsupervised' },
-      'jobs-supervise is not built: a command\'s processes that leave its process group, and all of them when the worker is killed, outlive the attempt (npm run build:supervisor)',
+      "jobs-supervise is not built: a command's processes that leave its process group, and all of them when the worker is killed, outlive the attempt (npm run build:supervisor)",
     );
     return { enabled: true, supervision: null };
   }

@@ -125,7 +125,10 @@ export function withHandedOverSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv
  * Documented in README "Configuration"; keep the two in step. Credentials a URL leaves out (and API keys, when
  * API_KEYS is unset) come from the SST resources linked to the function, which SST ships encrypted in its bundle.
  */
-export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: LinkedCredentials = linkedCredentials()): Config {
+export function loadConfig(
+  input: NodeJS.ProcessEnv = process.env,
+  linked: LinkedCredentials = linkedCredentials(),
+): Config {
   const env = input === process.env ? withHandedOverSecrets(input) : input;
   const problems: string[] = [];
   const text = (name: string, fallback: string) => (env[name] ?? '').trim() || fallback;
@@ -133,7 +136,9 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
     const raw = text(name, fallback);
     const ms = parseDuration(raw);
     if (ms === null || ms < min) {
-      problems.push(`${name}=${JSON.stringify(raw)} is not a duration of at least ${min} ms (use e.g. 10s, 500ms, 1m, 30d)`);
+      problems.push(
+        `${name}=${JSON.stringify(raw)} is not a duration of at least ${min} ms (use e.g. 10s, 500ms, 1m, 30d)`,
+      );
       return parseDuration(fallback)!;
     }
     return ms;
@@ -172,7 +177,8 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
     .map((l) => l.trim())
     .filter(Boolean);
   const badLanes = lanes.filter((l) => !(LANES as readonly string[]).includes(l));
-  if (badLanes.length > 0 || lanes.length === 0) problems.push(`WORKER_LANES must list lanes from ${LANES.join(', ')} (got ${JSON.stringify(env.WORKER_LANES)})`);
+  if (badLanes.length > 0 || lanes.length === 0)
+    problems.push(`WORKER_LANES must list lanes from ${LANES.join(', ')} (got ${JSON.stringify(env.WORKER_LANES)})`);
   const transitions = text('EVENT_TRANSITIONS', 'all')
     .split(',')
     .map((s) => s.trim())
@@ -183,16 +189,22 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
       ? [...new Set(transitions as ExecutionStatus[])]
       : null;
   if (!allTransitions && !listedTransitions) {
-    problems.push(`EVENT_TRANSITIONS must be "all" or list statuses from ${EXECUTION_STATUSES.join(', ')} (got ${JSON.stringify(env.EVENT_TRANSITIONS)})`);
+    problems.push(
+      `EVENT_TRANSITIONS must be "all" or list statuses from ${EXECUTION_STATUSES.join(', ')} (got ${JSON.stringify(env.EVENT_TRANSITIONS)})`,
+    );
   }
   const queuePrefix = text('QUEUE_PREFIX', '{jobs}');
-  if (!/\{[^{}]+\}/.test(queuePrefix)) problems.push(`QUEUE_PREFIX must contain a {hash tag}, e.g. {jobs} (got ${JSON.stringify(queuePrefix)})`);
+  if (!/\{[^{}]+\}/.test(queuePrefix))
+    problems.push(`QUEUE_PREFIX must contain a {hash tag}, e.g. {jobs} (got ${JSON.stringify(queuePrefix)})`);
   const cluster = text('REDIS_CLUSTER', 'false');
-  if (!['true', 'false'].includes(cluster)) problems.push(`REDIS_CLUSTER must be true or false (got ${JSON.stringify(cluster)})`);
+  if (!['true', 'false'].includes(cluster))
+    problems.push(`REDIS_CLUSTER must be true or false (got ${JSON.stringify(cluster)})`);
 
   const namespace = text('METRICS_NAMESPACE', '');
   if (namespace && !/^[A-Za-z0-9 ._/#:-]{1,255}$/.test(namespace)) {
-    problems.push(`METRICS_NAMESPACE must be 1-255 letters, digits, spaces or . _ / # : - (got ${JSON.stringify(namespace)})`);
+    problems.push(
+      `METRICS_NAMESPACE must be 1-255 letters, digits, spaces or . _ / # : - (got ${JSON.stringify(namespace)})`,
+    );
   }
   const allow = parseAllowList(text('HTTP_TARGET_ALLOW', ''));
   for (const problem of allow.problems) problems.push(`HTTP_TARGET_ALLOW: ${problem}`);
@@ -206,13 +218,19 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
   const otelTraces = text('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', '');
   const otelTracesUrl = otelTraces || (otelBase ? `${otelBase.replace(/\/+$/, '')}/v1/traces` : '');
   if (otelTracesUrl && !/^https?:\/\/[^\s]+$/.test(otelTracesUrl)) {
-    problems.push(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (got ${JSON.stringify(clip(otelTraces || otelBase))})`);
+    problems.push(
+      `OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (got ${JSON.stringify(clip(otelTraces || otelBase))})`,
+    );
   }
   const ecsAgentUri = text('ECS_AGENT_URI', '');
-  if (ecsAgentUri && !/^https?:\/\//.test(ecsAgentUri)) problems.push(`ECS_AGENT_URI must be an http:// URL (got ${JSON.stringify(ecsAgentUri)})`);
+  if (ecsAgentUri && !/^https?:\/\//.test(ecsAgentUri))
+    problems.push(`ECS_AGENT_URI must be an http:// URL (got ${JSON.stringify(ecsAgentUri)})`);
 
   const config: Config = {
-    databaseUrl: withPassword(url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/postgres', ['postgres:', 'postgresql:']), linked.databasePassword),
+    databaseUrl: withPassword(
+      url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/postgres', ['postgres:', 'postgresql:']),
+      linked.databasePassword,
+    ),
     databaseSsl: oneOf('DATABASE_SSL', 'off', ['off', 'require', 'verify'] as const),
     databasePoolMax: integer('DATABASE_POOL_MAX', 10, 1, 1000),
     databaseQueryTimeoutMs: duration('DATABASE_QUERY_TIMEOUT', '60s', 100),
@@ -233,7 +251,10 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
     jobUser: text('JOB_USER', '') || null,
     httpTargetAllow: { cidrs: allow.cidrs, hosts: allow.hosts },
     // Secrets are never echoed in a problem: only their count matters.
-    httpSigningSecrets: text('HTTP_SIGNING_SECRET', linked.httpSigningSecret ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    httpSigningSecrets: text('HTTP_SIGNING_SECRET', linked.httpSigningSecret ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     lambdaEndpoint: lambdaEndpoint || null,
     bodyLimitBytes: integer('BODY_LIMIT_BYTES', 256 * 1024, 1024, 6 * 1024 * 1024),
     scheduleIntervalMs,
@@ -264,18 +285,27 @@ export function loadConfig(input: NodeJS.ProcessEnv = process.env, linked: Linke
     exitWithParent: ['start', 'worker', 'scheduler'].includes(env.npm_lifecycle_event ?? ''),
   };
   if (config.allowedHosts.length > 0 && config.apiKeys.length === 0) {
-    problems.push('ALLOWED_HOSTS is set but API_KEYS is not: an API without keys answers loopback requests only; set API_KEYS to serve other hosts');
+    problems.push(
+      'ALLOWED_HOSTS is set but API_KEYS is not: an API without keys answers loopback requests only; set API_KEYS to serve other hosts',
+    );
   }
   const badHost = config.allowedHosts.find((h) => h !== '*' && !/^[a-z0-9.-]+$|^\[[0-9a-f:.]+\]$/.test(h));
-  if (badHost !== undefined) problems.push(`ALLOWED_HOSTS must list host names without scheme or port, or *, (got ${JSON.stringify(clip(badHost))})`);
+  if (badHost !== undefined)
+    problems.push(
+      `ALLOWED_HOSTS must list host names without scheme or port, or *, (got ${JSON.stringify(clip(badHost))})`,
+    );
   if (config.jobUser !== null && !/^[a-z_][a-z0-9_.-]{0,31}\$?$/i.test(config.jobUser)) {
     problems.push(`JOB_USER must be a user name (got ${JSON.stringify(clip(config.jobUser))})`);
   }
   const redisDb = redisDatabase(config.redisUrl);
-  if (redisDb === null) problems.push('REDIS_URL: the path must be a database number (e.g. redis://host:6379/2), or empty for 0');
-  else if (redisDb !== 0 && config.redisCluster) problems.push(`REDIS_URL names database ${redisDb}, but REDIS_CLUSTER=true: a Redis cluster has only database 0`);
+  if (redisDb === null)
+    problems.push('REDIS_URL: the path must be a database number (e.g. redis://host:6379/2), or empty for 0');
+  else if (redisDb !== 0 && config.redisCluster)
+    problems.push(`REDIS_URL names database ${redisDb}, but REDIS_CLUSTER=true: a Redis cluster has only database 0`);
   if (config.lookaheadMs <= config.scheduleIntervalMs) {
-    problems.push(`LOOKAHEAD (${config.lookaheadMs} ms) must exceed SCHEDULE_INTERVAL (${config.scheduleIntervalMs} ms), or fire times would start late`);
+    problems.push(
+      `LOOKAHEAD (${config.lookaheadMs} ms) must exceed SCHEDULE_INTERVAL (${config.scheduleIntervalMs} ms), or fire times would start late`,
+    );
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

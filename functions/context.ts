@@ -50,7 +50,11 @@ const CLOCK_SYNC_MS = 60_000;
  * with the same "now": a tick on a host whose clock is minutes off neither drops fire times as misfires nor starts
  * them early. Until the first measurement answers, it is the host clock.
  */
-export function databaseClock(pool: pg.Pool, hostMs: () => number, logger: AppLogger): Clock & { sync(): Promise<void>; stop(): void } {
+export function databaseClock(
+  pool: pg.Pool,
+  hostMs: () => number,
+  logger: AppLogger,
+): Clock & { sync(): Promise<void>; stop(): void } {
   let offsetMs = 0;
   let warned = false;
   const sync = async () => {
@@ -60,7 +64,10 @@ export function databaseClock(pool: pg.Pool, hostMs: () => number, logger: AppLo
     offsetMs = new Date(rows[0].t).getTime() - (before + after) / 2;
     if (Math.abs(offsetMs) > 2000 && !warned) {
       warned = true;
-      logger.warn({ event: 'clock.skew', offset_ms: Math.round(offsetMs) }, 'the host clock differs from the database clock; using the database clock');
+      logger.warn(
+        { event: 'clock.skew', offset_ms: Math.round(offsetMs) },
+        'the host clock differs from the database clock; using the database clock',
+      );
     }
   };
   const timer = setInterval(() => void sync().catch(() => undefined), CLOCK_SYNC_MS);
@@ -75,7 +82,9 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
   const redis = config.queueBackend === 'redis' ? createRedis(config, logger) : null;
   const hostMs = config.clockOffsetMs ? () => Date.now() + config.clockOffsetMs : Date.now;
   const synced = options.clock ? null : databaseClock(pool, hostMs, logger);
-  const tracing = config.otelTracesUrl ? await createTracing({ url: config.otelTracesUrl, serviceName: config.otelServiceName }) : null;
+  const tracing = config.otelTracesUrl
+    ? await createTracing({ url: config.otelTracesUrl, serviceName: config.otelServiceName })
+    : null;
   const close = async () => {
     synced?.stop();
     await tracing?.shutdown().catch(() => undefined);
@@ -85,7 +94,9 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
     await pool.end().catch(() => undefined);
   };
   const queue: QueueAdapter = redis ? createQueue(redis, { prefix: config.queuePrefix }) : createPostgresQueue(pool);
-  const publisher = config.eventBusName ? createEventPublisher({ busName: config.eventBusName, logger, statuses: config.eventTransitions }) : null;
+  const publisher = config.eventBusName
+    ? createEventPublisher({ busName: config.eventBusName, logger, statuses: config.eventTransitions })
+    : null;
   try {
     if (options.check ?? true) {
       await checkServices(pool, redis, config);

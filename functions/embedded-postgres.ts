@@ -143,7 +143,14 @@ function stopOrphan(dataDir: string): void {
 function serverUser(): { uid: number; gid: number } | null {
   if (process.getuid?.() !== 0) return null;
   try {
-    const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    const id = (flag: string) =>
+      Number(
+        execFileSync('id', [flag, 'postgres'], {
+          encoding: 'utf8',
+          timeout: 5000,
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }).trim(),
+      );
     return { uid: id('-u'), gid: id('-g') };
   } catch {
     return null;
@@ -157,7 +164,9 @@ function freePort(): Promise<number> {
     probe.once('error', reject);
     probe.listen(0, '127.0.0.1', () => {
       const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+      probe.close(() =>
+        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }

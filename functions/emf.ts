@@ -26,14 +26,23 @@ const MAX_METRICS = 100;
 const MAX_DIMENSIONS = 30;
 
 /** The EMF document for one set of values. */
-export function emfDocument(namespace: string, dimensions: Record<string, string>, metrics: readonly EmfMetric[], at: Date): Record<string, unknown> {
+export function emfDocument(
+  namespace: string,
+  dimensions: Record<string, string>,
+  metrics: readonly EmfMetric[],
+  at: Date,
+): Record<string, unknown> {
   const names = Object.keys(dimensions);
-  if (metrics.length === 0 || metrics.length > MAX_METRICS) throw new Error(`an EMF line carries 1 to ${MAX_METRICS} metrics (got ${metrics.length})`);
-  if (names.length > MAX_DIMENSIONS) throw new Error(`an EMF dimension set has at most ${MAX_DIMENSIONS} dimensions (got ${names.length})`);
+  if (metrics.length === 0 || metrics.length > MAX_METRICS)
+    throw new Error(`an EMF line carries 1 to ${MAX_METRICS} metrics (got ${metrics.length})`);
+  if (names.length > MAX_DIMENSIONS)
+    throw new Error(`an EMF dimension set has at most ${MAX_DIMENSIONS} dimensions (got ${names.length})`);
   const doc: Record<string, unknown> = {
     _aws: {
       Timestamp: at.getTime(),
-      CloudWatchMetrics: [{ Namespace: namespace, Dimensions: [names], Metrics: metrics.map((m) => ({ Name: m.name, Unit: m.unit })) }],
+      CloudWatchMetrics: [
+        { Namespace: namespace, Dimensions: [names], Metrics: metrics.map((m) => ({ Name: m.name, Unit: m.unit })) },
+      ],
     },
     ...dimensions,
   };

@@ -101,7 +101,13 @@ export function createEventPublisher(options: PublisherOptions): EventPublisher 
       return;
     }
     buffer.push({
-      entry: { EventBusName: options.busName, Source: EVENT_SOURCE, DetailType: detailType, Detail: JSON.stringify(detail), Time: time },
+      entry: {
+        EventBusName: options.busName,
+        Source: EVENT_SOURCE,
+        DetailType: detailType,
+        Detail: JSON.stringify(detail),
+        Time: time,
+      },
       attempts: 0,
     });
     if (buffer.length > maxBuffered) {
@@ -118,7 +124,9 @@ export function createEventPublisher(options: PublisherOptions): EventPublisher 
     try {
       const result = await client.send(new PutEventsCommand({ Entries: batch.map((b) => b.entry) }));
       // Entries answer in request order; an entry with an ErrorCode failed on its own.
-      const failed = batch.filter((_, i) => result.Entries?.[i]?.ErrorCode || (!result.Entries && result.FailedEntryCount));
+      const failed = batch.filter(
+        (_, i) => result.Entries?.[i]?.ErrorCode || (!result.Entries && result.FailedEntryCount),
+      );
       if (failed.length > 0) {
         const codes = [...new Set(result.Entries?.map((e) => e.ErrorCode).filter(Boolean))];
         options.logger.warn({ event: 'events.entries_failed', count: failed.length, codes });
@@ -201,7 +209,8 @@ export function createEventPublisher(options: PublisherOptions): EventPublisher 
 
   return {
     emit(transitions: readonly Transition[]) {
-      for (const t of transitions) if (!statuses || statuses.has(t.to)) enqueue(TRANSITION_DETAIL_TYPE, transitionDetail(t), t.at);
+      for (const t of transitions)
+        if (!statuses || statuses.has(t.to)) enqueue(TRANSITION_DETAIL_TYPE, transitionDetail(t), t.at);
     },
     publish(detailType, detail) {
       enqueue(detailType, detail, new Date());

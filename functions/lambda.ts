@@ -44,7 +44,9 @@ async function build(): Promise<LambdaResources> {
   const logger = createLogger({ level: config.logLevel, sync: true });
   // The publisher is built here rather than in createContext so that handlers can flush it.
   const ctx = await createContext({ config: { ...config, eventBusName: null }, logger, poolMax: 1, check: false });
-  const events = config.eventBusName ? createEventPublisher({ busName: config.eventBusName, logger, statuses: config.eventTransitions }) : null;
+  const events = config.eventBusName
+    ? createEventPublisher({ busName: config.eventBusName, logger, statuses: config.eventTransitions })
+    : null;
   const cleanups: (() => Promise<void>)[] = [];
   return {
     ...ctx,
@@ -78,7 +80,10 @@ const TRACES_FLUSH_MS = 2_000;
 export async function flushTraces(ctx: Pick<Context, 'tracing'> | null): Promise<void> {
   if (!ctx?.tracing) return;
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([ctx.tracing.flush().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, TRACES_FLUSH_MS)))]);
+  await Promise.race([
+    ctx.tracing.flush().catch(() => undefined),
+    new Promise((r) => (timer = setTimeout(r, TRACES_FLUSH_MS))),
+  ]);
   clearTimeout(timer);
 }
 
@@ -116,7 +121,11 @@ export function lambdaHandler<E, R>(name: string, fn: (event: E, context: Lambda
     })
     .onError(async (request) => {
       await flushTraces(current && (await current.catch(() => null)));
-      const entry = { event: `lambda.${name}_failed`, request_id: request.context.awsRequestId, err: String(request.error) };
+      const entry = {
+        event: `lambda.${name}_failed`,
+        request_id: request.context.awsRequestId,
+        err: String(request.error),
+      };
       const logger = (current && (await current.catch(() => null))?.logger) || fallbackLogger();
       if (logger) logger.error(entry);
       else process.stderr.write(`${JSON.stringify({ level: 'error', ...entry })}\n`);

@@ -30,7 +30,13 @@ async function main() {
     embedded = await startEmbedded();
     config = { ...config, databaseUrl: embedded.url };
     logger.info(
-      { event: 'embedded_postgres.started', data_dir: embedded.dataDir, port: embedded.port, created: embedded.created, queue: 'postgres' },
+      {
+        event: 'embedded_postgres.started',
+        data_dir: embedded.dataDir,
+        port: embedded.port,
+        created: embedded.created,
+        queue: 'postgres',
+      },
       `DATABASE_URL and REDIS_URL are not set: running an embedded PostgreSQL (data in ${embedded.dataDir}, port ${embedded.port}) ` +
         'with the queue on PostgreSQL. To use servers of your own, set DATABASE_URL=postgres://... (and REDIS_URL=redis://... for the Redis queue).',
     );
@@ -57,23 +63,28 @@ async function main() {
     logger.info({ event: 'api.listening', url, port: info.port }, `listening on ${url}`);
   });
   server.on('error', (error: Error) => {
-    process.stderr.write(`cannot serve the API on ${HOST}:${config.httpPort}: ${error.message} (set HTTP_PORT to a free port)\n`);
+    process.stderr.write(
+      `cannot serve the API on ${HOST}:${config.httpPort}: ${error.message} (set HTTP_PORT to a free port)\n`,
+    );
     process.exit(1);
   });
 
-  onShutdownSignal(async (signal) => {
-    logger.info({ event: 'local.shutdown', signal });
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    if ('closeIdleConnections' in server) server.closeIdleConnections();
-    const cut = setTimeout(() => 'closeAllConnections' in server && server.closeAllConnections(), SERVER_CLOSE_MS);
-    await closed;
-    clearTimeout(cut);
-    await worker.stop();
-    await loop.stop();
-    logger.info({ event: 'local.stopped' });
-    await ctx.close();
-    await embedded?.stop();
-  }, { exitWithParent: config.exitWithParent });
+  onShutdownSignal(
+    async (signal) => {
+      logger.info({ event: 'local.shutdown', signal });
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      if ('closeIdleConnections' in server) server.closeIdleConnections();
+      const cut = setTimeout(() => 'closeAllConnections' in server && server.closeAllConnections(), SERVER_CLOSE_MS);
+      await closed;
+      clearTimeout(cut);
+      await worker.stop();
+      await loop.stop();
+      logger.info({ event: 'local.stopped' });
+      await ctx.close();
+      await embedded?.stop();
+    },
+    { exitWithParent: config.exitWithParent },
+  );
 }
 
 /** Starts the embedded server; a failure is one message (EmbeddedPostgresError), and stops the process. */

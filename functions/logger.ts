@@ -22,7 +22,11 @@ const REDACT = [
 /** The stream each logger writes to, for the transition sink's batched fast path. */
 const destinations = new WeakMap<object, pino.DestinationStream>();
 
-export function createLogger(options: { level: string; sync?: boolean; destination?: pino.DestinationStream }): AppLogger {
+export function createLogger(options: {
+  level: string;
+  sync?: boolean;
+  destination?: pino.DestinationStream;
+}): AppLogger {
   const destination = options.destination ?? pino.destination({ dest: 1, sync: options.sync ?? false });
   const logger = pino(
     {

@@ -25,7 +25,10 @@ export interface MigrateSummary {
  * Applies pending migrations to DATABASE_URL. Exported for tests; `handler` is this behind the middy wiring.
  * @example await runMigrations({ source: 'deploy' }, context)  // { applied: [1, 2], latest: 2, ms: 180 }
  */
-export async function runMigrations(event: { source?: string } | null, context: LambdaContext): Promise<MigrateSummary> {
+export async function runMigrations(
+  event: { source?: string } | null,
+  context: LambdaContext,
+): Promise<MigrateSummary> {
   const started = Date.now();
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel, sync: true });
@@ -33,11 +36,18 @@ export async function runMigrations(event: { source?: string } | null, context: 
   try {
     const applied = await migrate(pool);
     const summary = { applied, latest: Math.max(0, ...migrations().map((m) => m.version)), ms: Date.now() - started };
-    logger.info({ event: 'lambda.migrated', source: event?.source ?? null, request_id: context.awsRequestId, ...summary });
+    logger.info({
+      event: 'lambda.migrated',
+      source: event?.source ?? null,
+      request_id: context.awsRequestId,
+      ...summary,
+    });
     return summary;
   } catch (error) {
     // pg's messages never carry the URL; adding the redacted one says which database failed.
-    throw new Error(`migrations failed on ${redact(config.databaseUrl)}: ${(error as Error).message}`, { cause: error });
+    throw new Error(`migrations failed on ${redact(config.databaseUrl)}: ${(error as Error).message}`, {
+      cause: error,
+    });
   } finally {
     await pool.end().catch(() => undefined);
   }

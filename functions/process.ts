@@ -28,7 +28,10 @@ export type ShutdownReason = NodeJS.Signals | 'parent-exited';
  * (the process was started by `npm start`, `npm run worker` or `npm run scheduler`, whose scripts exec node), the
  * death of the parent (npm killed by any signal) shuts down the same way, instead of leaving node serving alone.
  */
-export function onShutdownSignal(shutdown: (reason: ShutdownReason) => Promise<void>, options: { exitWithParent?: boolean } = {}): void {
+export function onShutdownSignal(
+  shutdown: (reason: ShutdownReason) => Promise<void>,
+  options: { exitWithParent?: boolean } = {},
+): void {
   let first: { reason: ShutdownReason; at: number } | null = null;
   const handle = (reason: ShutdownReason) => {
     if (first) {

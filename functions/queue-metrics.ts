@@ -22,7 +22,10 @@ export const QUEUE_METRICS = {
 } as const;
 
 export interface QueueMetricsSource {
-  store: { executionsLoadByLane(): Promise<Record<string, LaneLoad>>; workerListActive(activeWithinMs: number): Promise<WorkerInfo[]> };
+  store: {
+    executionsLoadByLane(): Promise<Record<string, LaneLoad>>;
+    workerListActive(activeWithinMs: number): Promise<WorkerInfo[]>;
+  };
   queue: { depth(): Promise<Record<Lane, { dead: number }>> };
 }
 
@@ -74,7 +77,11 @@ export async function publishQueueMetrics(
     })),
   );
   for (const f of finished) {
-    metrics.put({ Lane: f.lane, Status: f.status }, [{ name: QUEUE_METRICS.attemptsFinished, unit: 'Count', value: f.count }], at);
+    metrics.put(
+      { Lane: f.lane, Status: f.status },
+      [{ name: QUEUE_METRICS.attemptsFinished, unit: 'Count', value: f.count }],
+      at,
+    );
   }
   const containerWorkers = workers.filter((w) => w.kind === 'container').length;
   metrics.put(

@@ -9,7 +9,8 @@ import { StorePool } from '@jobs/store';
 import { redact, redisDatabase, type Config } from './config';
 import type { AppLogger } from './logger';
 
-type PoolSettings = Pick<Config, 'databaseUrl' | 'databaseSsl'> & Partial<Pick<Config, 'databaseQueryTimeoutMs' | 'databaseStatements'>>;
+type PoolSettings = Pick<Config, 'databaseUrl' | 'databaseSsl'> &
+  Partial<Pick<Config, 'databaseQueryTimeoutMs' | 'databaseStatements'>>;
 
 /**
  * The process's pg pool (a StorePool: stale connections are replaced at checkout, reads retried once on a dead
@@ -26,7 +27,8 @@ export function createPool(config: PoolSettings, options: { max: number; logger?
     query_timeout: config.databaseQueryTimeoutMs ?? 60_000,
     unnamedStatements: config.databaseStatements === 'unnamed',
     // An eviction is routine after a quiet period; a retry means a connection died under a statement.
-    onEvent: (event) => (event.event === 'db.query_retried' ? options.logger?.warn(event) : options.logger?.debug(event)),
+    onEvent: (event) =>
+      event.event === 'db.query_retried' ? options.logger?.warn(event) : options.logger?.debug(event),
   });
   // An idle client losing its connection (database restart) emits here; without a listener the process would crash.
   pool.on('error', (error) => options.logger?.warn({ event: 'db.idle_client_error', err: error.message }));
@@ -52,7 +54,12 @@ export function createRedis(config: Pick<Config, 'redisUrl' | 'redisCluster'>, l
         // ElastiCache's TLS certificates name the configuration endpoint, not the node IPs.
         dnsLookup: (address, callback) => callback(null, address),
       })
-    : new Redis({ host: url.hostname, port: Number(url.port || 6379), db: redisDatabase(config.redisUrl) ?? 0, ...common });
+    : new Redis({
+        host: url.hostname,
+        port: Number(url.port || 6379),
+        db: redisDatabase(config.redisUrl) ?? 0,
+        ...common,
+      });
   client.on('error', (error: Error) => logger?.debug({ event: 'redis.error', err: error.message }));
   return client;
 }
@@ -64,10 +71,20 @@ export class UnreachableError extends Error {
 class DatabaseRangeError extends Error {}
 
 /** Fails with a clear message when PostgreSQL or Redis (null: the queue is on PostgreSQL) does not answer within `timeoutMs`. */
-export async function checkServices(pool: pg.Pool, redis: RedisClient | null, config: Config, timeoutMs = 5000): Promise<void> {
+export async function checkServices(
+  pool: pg.Pool,
+  redis: RedisClient | null,
+  config: Config,
+  timeoutMs = 5000,
+): Promise<void> {
   const problems: string[] = [];
   const within = <T>(p: Promise<T>) =>
-    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref())]);
+    Promise.race([
+      p,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref(),
+      ),
+    ]);
   try {
     await within(pool.query('SELECT 1'));
   } catch (error) {
@@ -77,21 +94,25 @@ export async function checkServices(pool: pg.Pool, redis: RedisClient | null, co
         `\`pg_ctlcluster <version> main start\`) or set DATABASE_URL.`,
     );
   }
-  if (redis) try {
-    await within(redis.ping());
-    const db = redisDatabase(config.redisUrl) ?? 0;
-    // ioredis reports a refused SELECT only as an 'error' event and then runs every command in database 0.
-    if (db !== 0) {
-      await within(redis.select(db)).catch((error: Error) => {
-        throw new DatabaseRangeError(`REDIS_URL names database ${db}, which the Redis server at ${redact(config.redisUrl)} does not have (${error.message}); its \`databases\` setting bounds the number`);
-      });
+  if (redis)
+    try {
+      await within(redis.ping());
+      const db = redisDatabase(config.redisUrl) ?? 0;
+      // ioredis reports a refused SELECT only as an 'error' event and then runs every command in database 0.
+      if (db !== 0) {
+        await within(redis.select(db)).catch((error: Error) => {
+          throw new DatabaseRangeError(
+            `REDIS_URL names database ${db}, which the Redis server at ${redact(config.redisUrl)} does not have (${error.message}); its \`databases\` setting bounds the number`,
+          );
+        });
+      }
+    } catch (error) {
+      if (error instanceof DatabaseRangeError) problems.push(error.message);
+      else
+        problems.push(
+          `Redis at ${redact(config.redisUrl)} is unreachable (${(error as Error).message}). ` +
+            `Start one (e.g. \`docker compose -f infra/docker-compose.yml up -d\`, or \`redis-server --daemonize yes\`) or set REDIS_URL.`,
+        );
     }
-  } catch (error) {
-    if (error instanceof DatabaseRangeError) problems.push(error.message);
-    else problems.push(
-      `Redis at ${redact(config.redisUrl)} is unreachable (${(error as Error).message}). ` +
-        `Start one (e.g. \`docker compose -f infra/docker-compose.yml up -d\`, or \`redis-server --daemonize yes\`) or set REDIS_URL.`,
-    );
-  }
   if (problems.length > 0) throw new UnreachableError(problems.join('\n'));
 }

@@ -35,7 +35,8 @@ export function startSchedulerLoop(ctx: Context): SchedulerLoop {
     const started = Date.now();
     try {
       const tick = await runTick(ctx, { lookaheadMs: config.lookaheadMs, misfireGraceMs: config.misfireGraceMs });
-      if (tick.created > 0 || tick.pushFailed > 0) logger.info({ event: 'scheduler.tick', ...tick, ms: Date.now() - started });
+      if (tick.created > 0 || tick.pushFailed > 0)
+        logger.info({ event: 'scheduler.tick', ...tick, ms: Date.now() - started });
     } catch (error) {
       logger.warn({ event: 'scheduler.tick_failed', err: String(error) });
     }
@@ -67,7 +68,11 @@ export function startSchedulerLoop(ctx: Context): SchedulerLoop {
     }
     try {
       // Last, and within its own small budget: the scheduling passes above never wait for it.
-      await pruneOnce(ctx, { rules: retentionRules(config), cursor: retention, deadline: Date.now() + RETENTION_BUDGET_MS });
+      await pruneOnce(ctx, {
+        rules: retentionRules(config),
+        cursor: retention,
+        deadline: Date.now() + RETENTION_BUDGET_MS,
+      });
     } catch (error) {
       logger.warn({ event: 'scheduler.retention_failed', err: String(error) });
     }

@@ -6,11 +6,18 @@ import { startSchedulerLoop } from './scheduler-loop';
 async function main() {
   const ctx = await createContext({ migrate: true, poolMax: 4 });
   const loop = startSchedulerLoop(ctx);
-  ctx.logger.info({ event: 'scheduler.started', interval_ms: ctx.config.scheduleIntervalMs, lookahead_ms: ctx.config.lookaheadMs });
-  onShutdownSignal(async () => {
-    await loop.stop();
-    await ctx.close();
-  }, { exitWithParent: ctx.config.exitWithParent });
+  ctx.logger.info({
+    event: 'scheduler.started',
+    interval_ms: ctx.config.scheduleIntervalMs,
+    lookahead_ms: ctx.config.lookaheadMs,
+  });
+  onShutdownSignal(
+    async () => {
+      await loop.stop();
+      await ctx.close();
+    },
+    { exitWithParent: ctx.config.exitWithParent },
+  );
 }
 
 main().catch(exitOnStartError);

@@ -30,7 +30,12 @@ export interface TaskProtection {
 /**
  * @example const protection = createTaskProtection({ agentUri: process.env.ECS_AGENT_URI!, logger });
  */
-export function createTaskProtection(options: { agentUri: string; logger: Logger; now?: () => number; timeoutMs?: number }): TaskProtection {
+export function createTaskProtection(options: {
+  agentUri: string;
+  logger: Logger;
+  now?: () => number;
+  timeoutMs?: number;
+}): TaskProtection {
   const now = options.now ?? Date.now;
   const url = `${options.agentUri.replace(/\/$/, '')}/task-protection/v1/state`;
   const holders = new Map<string, number>();
@@ -45,11 +50,24 @@ export function createTaskProtection(options: { agentUri: string; logger: Logger
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(options.timeoutMs ?? AGENT_TIMEOUT_MS),
       });
-      const answer = (await response.json().catch(() => null)) as { protection?: { ProtectionEnabled?: boolean }; failure?: unknown; error?: unknown } | null;
+      const answer = (await response.json().catch(() => null)) as {
+        protection?: { ProtectionEnabled?: boolean };
+        failure?: unknown;
+        error?: unknown;
+      } | null;
       if (response.ok && answer?.protection?.ProtectionEnabled === body.ProtectionEnabled) return true;
-      options.logger.warn({ event: 'worker.task_protection_failed', status: response.status, enable: body.ProtectionEnabled, answer: answer?.failure ?? answer?.error ?? answer });
+      options.logger.warn({
+        event: 'worker.task_protection_failed',
+        status: response.status,
+        enable: body.ProtectionEnabled,
+        answer: answer?.failure ?? answer?.error ?? answer,
+      });
     } catch (error) {
-      options.logger.warn({ event: 'worker.task_protection_failed', enable: body.ProtectionEnabled, err: String(error) });
+      options.logger.warn({
+        event: 'worker.task_protection_failed',
+        enable: body.ProtectionEnabled,
+        err: String(error),
+      });
     }
     return false;
   }
@@ -91,7 +109,11 @@ export function createTaskProtection(options: { agentUri: string; logger: Logger
  * A runner that holds `protection` while it runs an attempt whose timeout exceeds `graceMs` (the time a stopping
  * task gives running attempts); shorter attempts finish within a stop anyway and cost no agent call.
  */
-export function protectLongAttempts(runner: Runner, protection: TaskProtection, options: { graceMs: number; now?: () => number }): Runner {
+export function protectLongAttempts(
+  runner: Runner,
+  protection: TaskProtection,
+  options: { graceMs: number; now?: () => number },
+): Runner {
   const now = options.now ?? Date.now;
   return {
     async run(execution: StartedExecution, cancel: Cancellation): Promise<RunResult> {

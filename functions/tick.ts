@@ -9,7 +9,17 @@
  * repeat and the next tick runs them again. The invocation fails only when PostgreSQL is unreachable, because then
  * nothing can be scheduled at all and the failure must show in the function's error metrics.
  */
-import { LANES, newRetentionCursor, pruneOnce, reapOnce, reconcileOnce, runTick, type PruneResult, type ReapResult, type TickResult } from '@jobs/core';
+import {
+  LANES,
+  newRetentionCursor,
+  pruneOnce,
+  reapOnce,
+  reconcileOnce,
+  runTick,
+  type PruneResult,
+  type ReapResult,
+  type TickResult,
+} from '@jobs/core';
 import type { Context as LambdaContext, ScheduledEvent } from 'aws-lambda';
 import { pruneAccessOnce } from './access-retention';
 import { WORK_AVAILABLE_DETAIL_TYPE, type WorkAvailableDetail } from './events';
@@ -37,7 +47,14 @@ export interface TickSummary {
   reconciled: { scanned: number; pushed: number } | null;
   pruned: PruneResult | null;
   /** Short-lane depth as the wake-up saw it; `workers` work-available events were sent (`published` when any). */
-  wake: { ready: number; delayed: number; dueSoon: number; workers: number; published: boolean; delivered: boolean | null } | null;
+  wake: {
+    ready: number;
+    delayed: number;
+    dueSoon: number;
+    workers: number;
+    published: boolean;
+    delivered: boolean | null;
+  } | null;
   /** What went out as CloudWatch metrics (null when METRICS_NAMESPACE is unset or the pass failed). */
   metrics: QueueMetricsSummary | null;
   /** Passes that failed or were skipped for lack of time, with the reason. */
@@ -53,7 +70,16 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
   const started = Date.now();
   const ctx = await lambdaResources();
   const { config, logger } = ctx;
-  const summary: TickSummary = { tick: null, reaped: null, reconciled: null, pruned: null, wake: null, metrics: null, errors: [], ms: 0 };
+  const summary: TickSummary = {
+    tick: null,
+    reaped: null,
+    reconciled: null,
+    pruned: null,
+    wake: null,
+    metrics: null,
+    errors: [],
+    ms: 0,
+  };
   let reachable: Promise<boolean> | null = null;
 
   /** Runs one pass; a failure is recorded, and ends the invocation only if PostgreSQL is gone. */
@@ -70,7 +96,8 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
       return null;
     }
   };
-  const skip = (step: string) => summary.errors.push({ step, error: 'skipped: too little time left in this invocation' });
+  const skip = (step: string) =>
+    summary.errors.push({ step, error: 'skipped: too little time left in this invocation' });
 
   summary.tick = await pass('tick', () =>
     runTick(ctx, {
@@ -83,18 +110,27 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
     summary.reaped = await pass('reap', () => reapOnce(ctx, { lanes: LANES, leaseMs: config.leaseMs }));
   } else skip('reap');
   if (budgetMs(context, WAKE_RESERVE_MS) > 0) {
-    summary.reconciled = await pass('reconcile', () => reconcileOnce(ctx, { deadline: Date.now() + budgetMs(context, WAKE_RESERVE_MS) }));
+    summary.reconciled = await pass('reconcile', () =>
+      reconcileOnce(ctx, { deadline: Date.now() + budgetMs(context, WAKE_RESERVE_MS) }),
+    );
   } else skip('reconcile');
   // The Prometheus counters' totals (packages/store/src/metrics.ts), and what this tick publishes as AttemptsFinished.
   const folded = await pass('fold', () => ctx.store.totalsFold());
   if (budgetMs(context, WAKE_RESERVE_MS) > 0) {
     const deadline = Date.now() + Math.min(RETENTION_BUDGET_MS, budgetMs(context, WAKE_RESERVE_MS));
-    summary.pruned = await pass('retention', () => pruneOnce(ctx, { rules: retentionRules(config), cursor: retentionCursor, deadline }));
+    summary.pruned = await pass('retention', () =>
+      pruneOnce(ctx, { rules: retentionRules(config), cursor: retentionCursor, deadline }),
+    );
   } else skip('retention');
   // Cosmetic (the workers list filters by heartbeat age); Lambda workers leave a row behind only when killed.
   await ctx.store.workersPrune(Math.max(10 * config.leaseMs, 10 * 60_000)).catch(() => undefined);
   if (budgetMs(context, WAKE_RESERVE_MS) > 0) {
-    await pass('access_prune', () => pruneAccessOnce(ctx.store, { auditRetentionMs: config.auditRetentionMs, budgetMs: Math.min(500, budgetMs(context, WAKE_RESERVE_MS)) }));
+    await pass('access_prune', () =>
+      pruneAccessOnce(ctx.store, {
+        auditRetentionMs: config.auditRetentionMs,
+        budgetMs: Math.min(500, budgetMs(context, WAKE_RESERVE_MS)),
+      }),
+    );
   } else skip('access_prune');
 
   summary.wake = await pass('wake', () => wakeWorkers(ctx));
@@ -102,13 +138,21 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
   if (metrics) {
     // "Active" as the API's /workers has it: a heartbeat within two lease timeouts.
     summary.metrics = await pass('metrics', () =>
-      publishQueueMetrics(ctx, metrics, { workerActiveWithinMs: 2 * config.leaseMs, folded, stepErrors: summary.errors.length }),
+      publishQueueMetrics(ctx, metrics, {
+        workerActiveWithinMs: 2 * config.leaseMs,
+        folded,
+        stepErrors: summary.errors.length,
+      }),
     );
   }
   if (ctx.events) {
     const delivered = await ctx.events.flush(Math.min(FLUSH_MAX_MS, budgetMs(context, 1000)));
     if (summary.wake) summary.wake.delivered = summary.wake.published ? delivered : null;
-    if (!delivered) summary.errors.push({ step: 'events', error: 'EventBridge did not take every event in time; the rest stay buffered' });
+    if (!delivered)
+      summary.errors.push({
+        step: 'events',
+        error: 'EventBridge did not take every event in time; the rest stay buffered',
+      });
   }
   summary.ms = Date.now() - started;
   const busy = (summary.tick?.created ?? 0) > 0 || summary.wake?.published || summary.errors.length > 0;
@@ -135,8 +179,12 @@ async function wakeWorkers(ctx: LambdaResources): Promise<NonNullable<TickSummar
     return wake;
   }
   const detail: WorkAvailableDetail = { lanes: { short: { ready: depth.ready, delayed: depth.delayed } } };
-  const workers = Math.min(ctx.config.wakeMaxWorkers, Math.ceil((depth.ready + dueSoon) / ctx.config.workerConcurrency));
-  for (let i = 0; i < workers; i++) ctx.events.publish(WORK_AVAILABLE_DETAIL_TYPE, detail as unknown as Record<string, unknown>);
+  const workers = Math.min(
+    ctx.config.wakeMaxWorkers,
+    Math.ceil((depth.ready + dueSoon) / ctx.config.workerConcurrency),
+  );
+  for (let i = 0; i < workers; i++)
+    ctx.events.publish(WORK_AVAILABLE_DETAIL_TYPE, detail as unknown as Record<string, unknown>);
   return { ...wake, workers, published: true };
 }
 

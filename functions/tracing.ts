@@ -44,7 +44,11 @@ export async function createTracing(config: TracingConfig): Promise<TracingProvi
 
   return {
     start(name, options = {}): TraceSpan {
-      const span = tracer.startSpan(name, { kind: kinds[options.kind ?? 'internal'], attributes: options.attributes }, parentContext(options.parent));
+      const span = tracer.startSpan(
+        name,
+        { kind: kinds[options.kind ?? 'internal'], attributes: options.attributes },
+        parentContext(options.parent),
+      );
       const sc = span.spanContext();
       return {
         traceparent: `00-${sc.traceId}-${sc.spanId}-${sc.traceFlags.toString(16).padStart(2, '0')}`,

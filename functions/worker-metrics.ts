@@ -18,7 +18,10 @@ export interface WorkerMetrics {
   /** The store with its recorder flushes timed (executionsRecord: one statement per flush). */
   timed<S extends Pick<WorkerStore, 'executionsRecord'>>(store: S): S;
   /** Serves GET /metrics for `worker`; resolves with the port once listening. */
-  serve(worker: Worker, options: { port: number; token: string | null }): Promise<{ port: number; close(): Promise<void> }>;
+  serve(
+    worker: Worker,
+    options: { port: number; token: string | null },
+  ): Promise<{ port: number; close(): Promise<void> }>;
 }
 
 export function createWorkerMetrics(): WorkerMetrics {
@@ -35,13 +38,17 @@ export function createWorkerMetrics(): WorkerMetrics {
   const render = async (worker: Worker): Promise<string> => {
     const own = new SnapshotRegistry();
     const labels = { worker_id: worker.id };
-    own.counter('jobs_worker_claimed_total', 'Ids this worker claimed from Redis.', [{ labels, value: worker.counts.claimed }]);
+    own.counter('jobs_worker_claimed_total', 'Ids this worker claimed from Redis.', [
+      { labels, value: worker.counts.claimed },
+    ]);
     own.counter(
       'jobs_worker_attempts_total',
       'Attempts of this worker by what happened: started, an outcome recorded, rejected (stale token), skipped, released (given back).',
       OUTCOMES.map((outcome) => ({ labels: { ...labels, outcome }, value: worker.counts[outcome] })),
     );
-    own.gauge('jobs_worker_in_flight', 'Attempts this worker runs or has claimed, now.', [{ labels, value: worker.inFlight }]);
+    own.gauge('jobs_worker_in_flight', 'Attempts this worker runs or has claimed, now.', [
+      { labels, value: worker.inFlight },
+    ]);
     return `${await registry.metrics()}\n${await own.metrics()}`;
   };
 
@@ -73,13 +80,18 @@ export function createWorkerMetrics(): WorkerMetrics {
         if (expected) {
           const given = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
           if (!timingSafeEqual(createHash('sha256').update(given).digest(), expected)) {
-            res.writeHead(401, { 'Content-Type': 'text/plain', 'WWW-Authenticate': 'Bearer realm="jobs"' }).end('unauthorized\n');
+            res
+              .writeHead(401, { 'Content-Type': 'text/plain', 'WWW-Authenticate': 'Bearer realm="jobs"' })
+              .end('unauthorized\n');
             return;
           }
         }
         render(worker).then(
           (text) => res.writeHead(200, { 'Content-Type': registry.contentType, 'Cache-Control': 'no-store' }).end(text),
-          (error) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`metrics failed: ${String(error).slice(0, 200)}\n`),
+          (error) =>
+            res
+              .writeHead(500, { 'Content-Type': 'text/plain' })
+              .end(`metrics failed: ${String(error).slice(0, 200)}\n`),
         );
       });
       await new Promise<void>((resolve, reject) => {

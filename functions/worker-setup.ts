@@ -49,18 +49,42 @@ export function liveOutputFor(ctx: Pick<Context, 'config' | 'redis' | 'pool' | '
 
 export async function startWorker(
   ctx: Context,
-  options: { kind: WorkerKind; handlers?: Record<string, Handler>; concurrency?: number; id?: string; metrics?: WorkerMetrics },
+  options: {
+    kind: WorkerKind;
+    handlers?: Record<string, Handler>;
+    concurrency?: number;
+    id?: string;
+    metrics?: WorkerMetrics;
+  },
 ): Promise<StartedWorker> {
   const handlers = { ...BUILTIN_HANDLERS, ...(await loadHandlers(ctx.config.handlersModule)), ...options.handlers };
   const commands = commandSetup(ctx.config, ctx.logger);
   const liveOutput = liveOutputFor(ctx);
-  let runner: Runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, liveOutput, ...targetOptions(ctx.config) });
+  let runner: Runner = createRunner({
+    handlers,
+    commands: commands.enabled,
+    supervision: commands.supervision,
+    tracing: ctx.tracing,
+    liveOutput,
+    ...targetOptions(ctx.config),
+  });
   // On ECS: a scale-in or deploy must not stop this task while it runs attempts longer than its stop grace.
   if (ctx.config.ecsAgentUri) {
-    runner = protectLongAttempts(runner, createTaskProtection({ agentUri: ctx.config.ecsAgentUri, logger: ctx.logger }), { graceMs: ctx.config.shutdownGraceMs });
+    runner = protectLongAttempts(
+      runner,
+      createTaskProtection({ agentUri: ctx.config.ecsAgentUri, logger: ctx.logger }),
+      { graceMs: ctx.config.shutdownGraceMs },
+    );
   }
   const worker = new Worker(
-    { store: options.metrics ? options.metrics.timed(ctx.store) : ctx.store, queue: ctx.queue, runner, clock: ctx.clock, sink: ctx.sink, logger: ctx.logger },
+    {
+      store: options.metrics ? options.metrics.timed(ctx.store) : ctx.store,
+      queue: ctx.queue,
+      runner,
+      clock: ctx.clock,
+      sink: ctx.sink,
+      logger: ctx.logger,
+    },
     {
       id: options.id ?? newWorkerId(options.kind),
       kind: options.kind,
@@ -72,7 +96,8 @@ export async function startWorker(
     },
   );
   const unsubscribe = await ctx.queue.subscribeCancels((ids) => {
-    for (const id of ids) if (worker.cancel(id)) ctx.logger.info({ event: 'worker.cancelled', execution_id: id, worker_id: worker.id });
+    for (const id of ids)
+      if (worker.cancel(id)) ctx.logger.info({ event: 'worker.cancelled', execution_id: id, worker_id: worker.id });
   });
   await worker.start();
   ctx.logger.info({
@@ -82,7 +107,11 @@ export async function startWorker(
     lanes: ctx.config.workerLanes,
     concurrency: options.concurrency ?? ctx.config.workerConcurrency,
     handlers: Object.keys(handlers),
-    commands: commands.enabled ? (commands.supervision ? `supervised, as ${commands.supervision.user ?? 'the worker\'s user'}` : 'unsupervised') : 'off',
+    commands: commands.enabled
+      ? commands.supervision
+        ? `supervised, as ${commands.supervision.user ?? "the worker's user"}`
+        : 'unsupervised'
+      : 'off',
   });
   return {
     worker,

@@ -60,8 +60,21 @@ export async function drainShortLane(
   const { config, logger } = ctx;
   const margin = config.shutdownGraceMs > 0 ? config.shutdownGraceMs : DEFAULT_MARGIN_MS;
   const claimUntilRemainingMs = config.shortLaneMaxTimeoutMs + margin;
-  const empty: WorkerCounts = { claimed: 0, started: 0, succeeded: 0, failed: 0, dead: 0, rejected: 0, skipped: 0, released: 0 };
-  const summary = (workerId: string | null, counts: WorkerCounts, stoppedBy: WorkerSummary['stoppedBy']): WorkerSummary => ({
+  const empty: WorkerCounts = {
+    claimed: 0,
+    started: 0,
+    succeeded: 0,
+    failed: 0,
+    dead: 0,
+    rejected: 0,
+    skipped: 0,
+    released: 0,
+  };
+  const summary = (
+    workerId: string | null,
+    counts: WorkerCounts,
+    stoppedBy: WorkerSummary['stoppedBy'],
+  ): WorkerSummary => ({
     workerId,
     ...counts,
     stoppedBy,
@@ -111,10 +124,13 @@ export async function drainShortLane(
   // Safety net for an attempt that overruns its timeout and kill grace: shortly before the invocation ends, give
   // whatever still runs back to the queue (as the same attempt) instead of being frozen mid-attempt.
   const releaseAt = Math.min(DEFAULT_MARGIN_MS, Math.max(1000, margin / 2));
-  const lastResort = setTimeout(() => {
-    logger.warn({ event: 'lambda.worker_release', worker_id: worker.id, in_flight: worker.inFlight });
-    void worker.stop({ graceMs: 0 });
-  }, budgetMs(context, releaseAt));
+  const lastResort = setTimeout(
+    () => {
+      logger.warn({ event: 'lambda.worker_release', worker_id: worker.id, in_flight: worker.inFlight });
+      void worker.stop({ graceMs: 0 });
+    },
+    budgetMs(context, releaseAt),
+  );
   let counts: WorkerCounts;
   try {
     counts = await worker.drain({ mayClaim, idleExitMs: IDLE_EXIT_MS, waitForDueWithinMs: wakeHorizonMs(config) });
@@ -143,14 +159,23 @@ function prepare(ctx: LambdaResources): Promise<Prepared> {
       const commands = commandSetup(ctx.config, ctx.logger);
       try {
         const unsubscribe = await ctx.queue.subscribeCancels((ids) => {
-          for (const id of ids) if (active?.cancel(id)) ctx.logger.info({ event: 'worker.cancelled', execution_id: id, worker_id: active.id });
+          for (const id of ids)
+            if (active?.cancel(id))
+              ctx.logger.info({ event: 'worker.cancelled', execution_id: id, worker_id: active.id });
         });
         ctx.onClose(unsubscribe);
       } catch (error) {
         ctx.logger.warn({ event: 'lambda.worker_cancel_subscribe_failed', err: String(error) });
       }
       const liveOutput = liveOutputFor(ctx);
-      const runner = createRunner({ handlers, commands: commands.enabled, supervision: commands.supervision, tracing: ctx.tracing, liveOutput, ...targetOptions(ctx.config) });
+      const runner = createRunner({
+        handlers,
+        commands: commands.enabled,
+        supervision: commands.supervision,
+        tracing: ctx.tracing,
+        liveOutput,
+        ...targetOptions(ctx.config),
+      });
       return { handlers, commands, runner, liveOutput };
     })();
     ready.catch(() => prepared.delete(ctx));

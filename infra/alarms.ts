@@ -33,7 +33,12 @@ function createAlarms() {
     evaluationPeriods: 2,
     metricQueries: [
       ...laneQueries('wait', QUEUE_METRIC_NAMES.oldestWaitingAge, 'Maximum'),
-      { id: 'oldest', expression: 'MAX([wait_short, wait_long])', label: 'Oldest waiting execution (s)', returnData: true },
+      {
+        id: 'oldest',
+        expression: 'MAX([wait_short, wait_long])',
+        label: 'Oldest waiting execution (s)',
+        returnData: true,
+      },
     ],
     // The tick writes a value every minute (0 when nothing waits): a gap is a tick problem, alarmed on below.
     treatMissingData: 'notBreaching',
@@ -41,7 +46,8 @@ function createAlarms() {
   });
 
   const dead = new aws.cloudwatch.MetricAlarm('DeadExecutionsAlarm', {
-    alarmDescription: 'An attempt went dead: its retries are exhausted and it is in the dead-letter queue (replay it from /dead)',
+    alarmDescription:
+      'An attempt went dead: its retries are exhausted and it is in the dead-letter queue (replay it from /dead)',
     comparisonOperator: 'GreaterThanOrEqualToThreshold',
     threshold: 1,
     evaluationPeriods: 1,
@@ -54,14 +60,34 @@ function createAlarms() {
   });
 
   const tickErrors = new aws.cloudwatch.MetricAlarm('TickErrorsAlarm', {
-    alarmDescription: 'The scheduler tick failed (or one of its steps did) three minutes running, or did not run: nothing new is scheduled',
+    alarmDescription:
+      'The scheduler tick failed (or one of its steps did) three minutes running, or did not run: nothing new is scheduled',
     comparisonOperator: 'GreaterThanOrEqualToThreshold',
     threshold: 1,
     evaluationPeriods: 3,
     datapointsToAlarm: 3,
     metricQueries: [
-      { id: 'failed', metric: { namespace: 'AWS/Lambda', metricName: 'Errors', dimensions: { FunctionName: tickFunction.name }, period: 60, stat: 'Sum' }, returnData: false },
-      { id: 'steps', metric: { namespace: METRICS_NAMESPACE, metricName: QUEUE_METRIC_NAMES.tickStepErrors, period: 60, stat: 'Sum' }, returnData: false },
+      {
+        id: 'failed',
+        metric: {
+          namespace: 'AWS/Lambda',
+          metricName: 'Errors',
+          dimensions: { FunctionName: tickFunction.name },
+          period: 60,
+          stat: 'Sum',
+        },
+        returnData: false,
+      },
+      {
+        id: 'steps',
+        metric: {
+          namespace: METRICS_NAMESPACE,
+          metricName: QUEUE_METRIC_NAMES.tickStepErrors,
+          period: 60,
+          stat: 'Sum',
+        },
+        returnData: false,
+      },
       { id: 'errors', expression: 'FILL(failed, 0) + steps', label: 'Tick errors', returnData: true },
     ],
     // Every successful tick writes TickStepErrors (0 when all went well): no data means no tick ran.

@@ -3,7 +3,14 @@ import { API_RESERVED_CONCURRENCY } from './budget';
 import { apiKeys } from './data';
 import { publishToBus } from './events';
 import { afterMigration } from './migrate';
-import { API_QUERY_TIMEOUT_SECONDS, API_TIMEOUT_SECONDS, lambdaDefaults, seconds, sharedEnvironment, storeLinks } from './runtime';
+import {
+  API_QUERY_TIMEOUT_SECONDS,
+  API_TIMEOUT_SECONDS,
+  lambdaDefaults,
+  seconds,
+  sharedEnvironment,
+  storeLinks,
+} from './runtime';
 
 export const api = new sst.aws.ApiGatewayV2('Api');
 

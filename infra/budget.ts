@@ -56,9 +56,12 @@ export interface ConnectionBudget {
 
 /** The most connections the runtimes can hold at once under `budget`. */
 export function worstCaseConnections(budget: ConnectionBudget): number {
-  const lambdas = (budget.apiReserved + budget.workerReserved + budget.tickReserved + budget.migrateReserved) * LAMBDA_POOL_MAX;
+  const lambdas =
+    (budget.apiReserved + budget.workerReserved + budget.tickReserved + budget.migrateReserved) * LAMBDA_POOL_MAX;
   const tasksAtPeak = Math.ceil((budget.containerMaxTasks * budget.deployMaxPercent) / 100);
-  return lambdas + tasksAtPeak * budget.containerPoolMax + (budget.workerReserved + tasksAtPeak) * budget.listenPerWorker;
+  return (
+    lambdas + tasksAtPeak * budget.containerPoolMax + (budget.workerReserved + tasksAtPeak) * budget.listenPerWorker
+  );
 }
 
 /** Connections the runtimes may use on `instance`; undefined for a class not in MAX_CONNECTIONS. */

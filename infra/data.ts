@@ -81,7 +81,9 @@ export const databaseSsl = $dev ? 'off' : 'require';
  */
 export const redisEnvironment: Record<string, $util.Input<string>> = redis
   ? {
-      REDIS_URL: $dev ? $interpolate`redis://${redis.host}:${redis.port}` : $interpolate`rediss://${redis.username}@${redis.host}:${redis.port}`,
+      REDIS_URL: $dev
+        ? $interpolate`redis://${redis.host}:${redis.port}`
+        : $interpolate`rediss://${redis.username}@${redis.host}:${redis.port}`,
       REDIS_CLUSTER: $dev ? 'false' : 'true',
     }
   : {};

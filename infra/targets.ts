@@ -16,7 +16,8 @@ const FUNCTION_ARN = /^arn:aws[a-zA-Z-]*:lambda:[a-z]{2}(-gov)?-[a-z]+-\d:\d{12}
 /** The IAM statement for `arns` (each with its qualifiers), or none for an empty list (IAM refuses empty resources). */
 export function invokePermissions(arns: readonly string[]): { actions: string[]; resources: string[] }[] {
   const bad = arns.filter((arn) => !FUNCTION_ARN.test(arn));
-  if (bad.length > 0) throw new Error(`infra/targets.ts LAMBDA_TARGETS: not unqualified function ARNs: ${bad.join(', ')}`);
+  if (bad.length > 0)
+    throw new Error(`infra/targets.ts LAMBDA_TARGETS: not unqualified function ARNs: ${bad.join(', ')}`);
   if (arns.length === 0) return [];
   return [{ actions: ['lambda:InvokeFunction'], resources: arns.flatMap((arn) => [arn, `${arn}:*`]) }];
 }

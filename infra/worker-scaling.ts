@@ -28,7 +28,11 @@ export const WAITING_ALARM_SECONDS = 120;
 const longLane = [{ name: 'Lane', value: 'long' }];
 
 export function scaleOnQueueMetrics(target: aws.appautoscaling.Target, options: { attemptsPerTask: number }) {
-  const scalable = { serviceNamespace: target.serviceNamespace, scalableDimension: target.scalableDimension, resourceId: target.resourceId };
+  const scalable = {
+    serviceNamespace: target.serviceNamespace,
+    scalableDimension: target.scalableDimension,
+    resourceId: target.resourceId,
+  };
   const stat = (id: string, metricName: string, dimensions?: typeof longLane) => ({
     id,
     metricStat: { metric: { namespace: METRICS_NAMESPACE, metricName, dimensions }, stat: 'Maximum' },

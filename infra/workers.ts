@@ -94,9 +94,14 @@ export const workerService = new sst.aws.Service('ContainerWorker', {
   },
 });
 
-if (!$dev) scaleOnQueueMetrics(workerService.nodes.autoScalingTarget, { attemptsPerTask: CONTAINER_WORKER_CONCURRENCY });
+if (!$dev)
+  scaleOnQueueMetrics(workerService.nodes.autoScalingTarget, { attemptsPerTask: CONTAINER_WORKER_CONCURRENCY });
 
-function withoutUrls<T extends { DATABASE_URL: unknown; REDIS_URL?: unknown }>({ DATABASE_URL: _db, REDIS_URL: _redis, ...rest }: T) {
+function withoutUrls<T extends { DATABASE_URL: unknown; REDIS_URL?: unknown }>({
+  DATABASE_URL: _db,
+  REDIS_URL: _redis,
+  ...rest
+}: T) {
   return rest;
 }
 

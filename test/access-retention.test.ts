@@ -12,7 +12,15 @@ afterEach(async () => {
 });
 
 it('deletes audit rows past the retention in batches, keeps the rest, and drops long-ended sessions', async () => {
-  const entry = { keyName: 'ci', requestId: null, source: null, action: 'job.trigger' as const, target: 'job:1', outcome: 'ok' as const, changes: null };
+  const entry = {
+    keyName: 'ci',
+    requestId: null,
+    source: null,
+    action: 'job.trigger' as const,
+    target: 'job:1',
+    outcome: 'ok' as const,
+    changes: null,
+  };
   for (let i = 0; i < 7; i++) await env.store.auditInsert(entry);
   await env.store.auditInsert({ ...entry, target: 'job:2' });
   await env.pool.query(`UPDATE audit_log SET at = now() - interval '400 days' WHERE target = 'job:1'`);
@@ -30,5 +38,7 @@ it('deletes audit rows past the retention in batches, keeps the rest, and drops 
   // Out of time budget: one batch, the rest next pass.
   for (let i = 0; i < 5; i++) await env.store.auditInsert(entry);
   await env.pool.query(`UPDATE audit_log SET at = now() - interval '400 days' WHERE target = 'job:1'`);
-  expect((await pruneAccessOnce(env.store, { auditRetentionMs: 365 * 86_400_000, budgetMs: 0, batch: 2 })).audit).toBe(2);
+  expect((await pruneAccessOnce(env.store, { auditRetentionMs: 365 * 86_400_000, budgetMs: 0, batch: 2 })).audit).toBe(
+    2,
+  );
 });

@@ -28,10 +28,19 @@ describe('configuration from the environment', () => {
 
   it('puts the queue on Redis when REDIS_URL is set, else on PostgreSQL, unless QUEUE_BACKEND says otherwise', () => {
     expect(loadConfig({})).toMatchObject({ queueBackend: 'postgres', nothingConfigured: true });
-    expect(loadConfig({ DATABASE_URL: 'postgres://db:5432/jobs' })).toMatchObject({ queueBackend: 'postgres', nothingConfigured: false });
-    expect(loadConfig({ REDIS_URL: 'redis://cache:6379' })).toMatchObject({ queueBackend: 'redis', nothingConfigured: false });
+    expect(loadConfig({ DATABASE_URL: 'postgres://db:5432/jobs' })).toMatchObject({
+      queueBackend: 'postgres',
+      nothingConfigured: false,
+    });
+    expect(loadConfig({ REDIS_URL: 'redis://cache:6379' })).toMatchObject({
+      queueBackend: 'redis',
+      nothingConfigured: false,
+    });
     expect(loadConfig({ REDIS_URL: 'redis://cache:6379', QUEUE_BACKEND: 'postgres' }).queueBackend).toBe('postgres');
-    expect(loadConfig({ QUEUE_BACKEND: 'redis' })).toMatchObject({ queueBackend: 'redis', redisUrl: 'redis://127.0.0.1:6379' });
+    expect(loadConfig({ QUEUE_BACKEND: 'redis' })).toMatchObject({
+      queueBackend: 'redis',
+      redisUrl: 'redis://127.0.0.1:6379',
+    });
     expect(problemsOf({ QUEUE_BACKEND: 'kafka' })).toEqual(['QUEUE_BACKEND="kafka" must be one of redis, postgres']);
   });
 
@@ -53,7 +62,9 @@ describe('configuration from the environment', () => {
       DATABASE_URL: 'mysql://x',
     });
     expect(problems).toHaveLength(6);
-    expect(problems.find((p) => p.startsWith('EVENT_TRANSITIONS'))).toMatch(/"all" or list statuses from queued, .*skipped \(got "dead,exploded"\)/);
+    expect(problems.find((p) => p.startsWith('EVENT_TRANSITIONS'))).toMatch(
+      /"all" or list statuses from queued, .*skipped \(got "dead,exploded"\)/,
+    );
     expect(problems.find((p) => p.startsWith('WORKER_LANES'))).toMatch(/short, long/);
     expect(problems.find((p) => p.startsWith('QUEUE_PREFIX'))).toMatch(/hash tag/);
   });
@@ -74,8 +85,13 @@ describe('configuration from the environment', () => {
 
   it('refuses ALLOWED_HOSTS without API_KEYS (an open API answers loopback only), and anything but host names', () => {
     expect(problemsOf({ ALLOWED_HOSTS: 'api.example.com' })[0]).toMatch(/^ALLOWED_HOSTS is set but API_KEYS is not/);
-    expect(problemsOf({ ALLOWED_HOSTS: 'https://api.example.com/', API_KEYS: 'k' })[0]).toMatch(/^ALLOWED_HOSTS must list host names/);
-    expect(loadConfig({ ALLOWED_HOSTS: 'API.example.com, *', API_KEYS: 'k' }).allowedHosts).toEqual(['api.example.com', '*']);
+    expect(problemsOf({ ALLOWED_HOSTS: 'https://api.example.com/', API_KEYS: 'k' })[0]).toMatch(
+      /^ALLOWED_HOSTS must list host names/,
+    );
+    expect(loadConfig({ ALLOWED_HOSTS: 'API.example.com, *', API_KEYS: 'k' }).allowedHosts).toEqual([
+      'api.example.com',
+      '*',
+    ]);
   });
 
   it('stops on an API key holding whitespace or non-ASCII, naming its position and never its text', () => {
@@ -111,7 +127,9 @@ describe('configuration from the environment', () => {
 
   it('stops on a Redis database that is not a number, or not 0 in cluster mode', () => {
     expect(problemsOf({ REDIS_URL: 'redis://h:6379/x' })[0]).toMatch(/^REDIS_URL: the path must be a database number/);
-    expect(problemsOf({ REDIS_URL: 'redis://h:6379/3', REDIS_CLUSTER: 'true' })[0]).toMatch(/^REDIS_URL names database 3, but REDIS_CLUSTER=true/);
+    expect(problemsOf({ REDIS_URL: 'redis://h:6379/3', REDIS_CLUSTER: 'true' })[0]).toMatch(
+      /^REDIS_URL names database 3, but REDIS_CLUSTER=true/,
+    );
     expect(problemsOf({ REDIS_URL: 'redis://h:6379/3' })).toEqual([]);
   });
 

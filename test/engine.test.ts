@@ -44,7 +44,12 @@ describe('execution lifecycle', () => {
   it('retries a failing command with growing delays and dead-letters it after max_retries', async () => {
     const job = await createJob(
       e.deps,
-      jobSpec({ handler: null, command: 'exit 3', maxRetries: 2, backoff: { baseMs: 200, factor: 2, maxMs: 10_000, jitter: 'none' } }),
+      jobSpec({
+        handler: null,
+        command: 'exit 3',
+        maxRetries: 2,
+        backoff: { baseMs: 200, factor: 2, maxMs: 10_000, jitter: 'none' },
+      }),
     );
     const { execution } = await triggerJob(e.deps, { jobId: job.id });
     await e.worker();
@@ -68,7 +73,10 @@ describe('execution lifecycle', () => {
   });
 
   it('kills a command that exceeds its timeout, including its children, and counts it as a failure', async () => {
-    const job = await createJob(e.deps, jobSpec({ handler: null, command: 'sleep 30 & sleep 30; echo never', timeoutMs: 300, maxRetries: 0 }));
+    const job = await createJob(
+      e.deps,
+      jobSpec({ handler: null, command: 'sleep 30 & sleep 30; echo never', timeoutMs: 300, maxRetries: 0 }),
+    );
     const { execution } = await triggerJob(e.deps, { jobId: job.id });
     await e.worker();
     await eventually(async () => (await statusOf(execution.id)) === 'dead');
@@ -155,20 +163,29 @@ describe('execution lifecycle', () => {
   it('still claims another lane promptly while one lane keeps the worker busy', async () => {
     const busy = await createJob(e.deps, jobSpec({ handler: 'sleep', payload: { ms: 20 } }));
     const other = await createJob(e.deps, jobSpec({ handler: 'noop', lane: 'long' }));
-    const created = await env.store.executionsEnqueueMany({ jobId: busy.id, payloads: Array.from({ length: 600 }, () => null) });
+    const created = await env.store.executionsEnqueueMany({
+      jobId: busy.id,
+      payloads: Array.from({ length: 600 }, () => null),
+    });
     await env.queue.push(created);
     await e.worker({ concurrency: 10, lanes: ['short', 'long'], pollMs: 10_000 });
     await new Promise((r) => setTimeout(r, 200));
     const { execution } = await triggerJob(e.deps, { jobId: other.id });
     await eventually(async () => (await statusOf(execution.id)) === 'succeeded', 5000);
     // It ran while the short lane still had most of its backlog waiting.
-    const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'queued'`, [busy.id]);
+    const { rows } = await env.pool.query(
+      `SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'queued'`,
+      [busy.id],
+    );
     expect(rows[0].n).toBeGreaterThan(300);
   });
 
   it('leaves no lease behind when heartbeats race with acknowledgements', async () => {
     const job = await createJob(e.deps, jobSpec({ handler: 'noop' }));
-    const created = await env.store.executionsEnqueueMany({ jobId: job.id, payloads: Array.from({ length: 3000 }, () => null) });
+    const created = await env.store.executionsEnqueueMany({
+      jobId: job.id,
+      payloads: Array.from({ length: 3000 }, () => null),
+    });
     await env.queue.push(created);
     // A heartbeat every 5 ms: constantly in flight while batches of outcomes are written and acknowledged.
     await e.worker({ concurrency: 50, heartbeatMs: 5 });
@@ -201,7 +218,14 @@ describe('execution lifecycle', () => {
   it('replays a dead execution as a new attempt chain and clears it from the dead-letter list', async () => {
     let calls = 0;
     const job = await createJob(e.deps, jobSpec({ handler: 'flaky', maxRetries: 0 }));
-    await e.worker({ handlers: { flaky: () => { if (calls++ === 0) throw new Error('first call fails'); return 'ok'; } } });
+    await e.worker({
+      handlers: {
+        flaky: () => {
+          if (calls++ === 0) throw new Error('first call fails');
+          return 'ok';
+        },
+      },
+    });
     const { execution } = await triggerJob(e.deps, { jobId: job.id, payload: { n: 1 } });
     await eventually(async () => (await statusOf(execution.id)) === 'dead');
     // The queue is settled right after the outcome is written.

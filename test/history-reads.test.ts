@@ -5,7 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXECUTION_STATUSES, type ExecutionStatus } from '@jobs/core';
-import { EXECUTION_STATS_SQL, ORDERED_PLANS_SQL, executionStatsSql, OUTCOMES_PER_MINUTE_SQL, executionListQuery } from '@jobs/store';
+import {
+  EXECUTION_STATS_SQL,
+  ORDERED_PLANS_SQL,
+  executionStatsSql,
+  OUTCOMES_PER_MINUTE_SQL,
+  executionListQuery,
+} from '@jobs/store';
 import { createTestEnv, type TestEnv } from './support/env';
 
 let env: TestEnv;
@@ -60,7 +66,10 @@ async function cost(query: { text: string; values: unknown[]; ordered: boolean; 
     await client.query(`SET LOCAL jit_above_cost = 0`);
     if (query.ordered) await client.query(ORDERED_PLANS_SQL);
     if (query.before) await client.query(query.before);
-    ({ rows } = await client.query({ text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${query.text}`, values: query.values }));
+    ({ rows } = await client.query({
+      text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${query.text}`,
+      values: query.values,
+    }));
     await client.query('COMMIT');
   } finally {
     client.release();
@@ -84,11 +93,17 @@ async function cost(query: { text: string; values: unknown[]; ordered: boolean; 
  * The stats statements (after their first, which turns JIT off), as the first read sends them (EXECUTION_STATS_SQL)
  * and as a reader holding the minutes up to three minutes ago does, and the minute chart's.
  */
-function summaryStatements(): { label: string; query: { text: string; values: unknown[]; ordered: boolean; before?: string } }[] {
+function summaryStatements(): {
+  label: string;
+  query: { text: string; values: unknown[]; ordered: boolean; before?: string };
+}[] {
   const [off, ...reads] = EXECUTION_STATS_SQL.split(/;\n/);
   const [, , held] = executionStatsSql(new Date(Math.floor(Date.now() / 60_000) * 60_000 - 180_000)).split(/;\n/);
   return [
-    ...reads.map((text, i) => ({ label: `stats statement ${i + 1}`, query: { text, values: [], ordered: false, before: off } })),
+    ...reads.map((text, i) => ({
+      label: `stats statement ${i + 1}`,
+      query: { text, values: [], ordered: false, before: off },
+    })),
     { label: 'stats statement 2, minutes held', query: { text: held!, values: [], ordered: false, before: off } },
     { label: 'minute chart, 60 minutes', query: { text: OUTCOMES_PER_MINUTE_SQL, values: [60], ordered: false } },
   ];
@@ -120,30 +135,51 @@ describe('list reads are O(page)', () => {
       expect(Number(heap)).toBeGreaterThan(2000); // the history is far bigger than a page
       const report: Record<string, Cost & { ordered: boolean }> = {};
       for (const shape of shapes) {
-        const query = executionListQuery({ status: shape.status, jobId: shape.job ? jobs[3] : undefined, limit: 50, jobNames: shape.names }, shape.iso);
+        const query = executionListQuery(
+          { status: shape.status, jobId: shape.job ? jobs[3] : undefined, limit: 50, jobNames: shape.names },
+          shape.iso,
+        );
         const first = await cost(query);
         report[shape.label] = { ...first, ordered: query.ordered };
         // The next page, from a cursor deep in the history, costs the same.
         const deep = await cost(
-          executionListQuery({ status: shape.status, jobId: shape.job ? jobs[3] : undefined, limit: 50, before: String(ROWS / 2), jobNames: shape.names }, shape.iso),
+          executionListQuery(
+            {
+              status: shape.status,
+              jobId: shape.job ? jobs[3] : undefined,
+              limit: 50,
+              before: String(ROWS / 2),
+              jobNames: shape.names,
+            },
+            shape.iso,
+          ),
         );
         report[`${shape.label} (deep)`] = { ...deep, ordered: query.ordered };
       }
       if (process.env.SHOW_PLANS) console.log(stats, JSON.stringify(report, null, 1));
       for (const [label, r] of Object.entries(report)) {
-        expect({ label, nodes: r.nodes.filter((n) => n.startsWith('Seq Scan') || n === 'Sort') }).toEqual({ label, nodes: [] });
+        expect({ label, nodes: r.nodes.filter((n) => n.startsWith('Seq Scan') || n === 'Sort') }).toEqual({
+          label,
+          nodes: [],
+        });
         // A page of 50 rows in a 20-job history: at most a few hundred buffers (a scan would read thousands).
         expect({ label, ok: r.buffers < 400, buffers: r.buffers }).toMatchObject({ label, ok: true });
         // Lists of the rare and live statuses run with JIT off (ORDERED_PLANS_SQL: the test sets jit_above_cost to
         // 0, so anything else would be compiled); the others are costed as the page they read.
         if (r.ordered) expect({ label, jit: r.jit }).toEqual({ label, jit: false });
-        else expect({ label, ok: r.estimate < JIT_ABOVE_COST_DEFAULT, estimate: r.estimate }).toMatchObject({ label, ok: true });
+        else
+          expect({ label, ok: r.estimate < JIT_ABOVE_COST_DEFAULT, estimate: r.estimate }).toMatchObject({
+            label,
+            ok: true,
+          });
       }
     }, 60_000);
 
     it(`the stats and the minute chart read their window, not the history, ${stats}`, async () => {
       if (stats === 'after ANALYZE') await env.pool.query('ANALYZE executions, execution_minutes');
-      const rollup = Number((await env.pool.query(`SELECT pg_relation_size('execution_minutes') / 8192 AS pages`)).rows[0].pages);
+      const rollup = Number(
+        (await env.pool.query(`SELECT pg_relation_size('execution_minutes') / 8192 AS pages`)).rows[0].pages,
+      );
       expect(rollup).toBeGreaterThan(100); // 28 days of minutes: a scan would read all of them
       const report: Record<string, Cost> = {};
       for (const { label, query } of summaryStatements()) report[label] = await cost(query);
@@ -152,9 +188,16 @@ describe('list reads are O(page)', () => {
         expect({ label, seq: r.nodes.filter((n) => n === 'Seq Scan') }).toEqual({ label, seq: [] });
         // The stats run with JIT off (their first statement); the chart is costed as its window.
         if (label.startsWith('stats')) expect({ label, jit: r.jit }).toEqual({ label, jit: false });
-        else expect({ label, ok: r.estimate < JIT_ABOVE_COST_DEFAULT, estimate: r.estimate }).toMatchObject({ label, ok: true });
+        else
+          expect({ label, ok: r.estimate < JIT_ABOVE_COST_DEFAULT, estimate: r.estimate }).toMatchObject({
+            label,
+            ok: true,
+          });
         // The newest 1,000 rows, or a day of minutes (a 28th of the roll-up), or the live rows: far below a scan.
-        expect({ label, ok: r.buffers < Math.min(400, rollup / 4), buffers: r.buffers }).toMatchObject({ label, ok: true });
+        expect({ label, ok: r.buffers < Math.min(400, rollup / 4), buffers: r.buffers }).toMatchObject({
+          label,
+          ok: true,
+        });
       }
     }, 60_000);
   }
@@ -164,7 +207,10 @@ describe('a list with job names', () => {
   it("carries each row's live job name, null for a deleted job, as jobNames would have read them", async () => {
     await env.pool.query(`UPDATE jobs SET deleted_at = now() WHERE id = $1`, [jobs[4]]);
     const rows = await env.store.executionList({ limit: 50, jobNames: true });
-    const live = await env.store.jobNames(rows.map((r) => r.jobId), { live: true });
+    const live = await env.store.jobNames(
+      rows.map((r) => r.jobId),
+      { live: true },
+    );
     expect(rows.some((r) => r.jobId === jobs[4]) && rows.some((r) => r.jobId !== jobs[4])).toBe(true);
     for (const r of rows) expect({ id: r.id, name: r.jobName }).toEqual({ id: r.id, name: live.get(r.jobId) ?? null });
     expect((await env.store.executionList({ status: 'failed', limit: 1 }))[0]!.jobName).toBeUndefined();

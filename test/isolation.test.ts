@@ -61,7 +61,9 @@ async function startWorker(): Promise<Child> {
 /** The worker as an unprivileged user (its commands then run as that user too), optionally through the scrub. */
 async function startUnprivilegedWorker(scrub: boolean): Promise<{ pid: number; stop(): Promise<void> }> {
   const node = [process.execPath, '--import', 'tsx', `${ROOT}functions/worker-process.ts`];
-  const argv = scrub ? [supervision!.path, '--scrub', 'DATABASE_URL,REDIS_URL,API_KEYS,AWS_SECRET_ACCESS_KEY', '--', ...node] : node;
+  const argv = scrub
+    ? [supervision!.path, '--scrub', 'DATABASE_URL,REDIS_URL,API_KEYS,AWS_SECRET_ACCESS_KEY', '--', ...node]
+    : node;
   const child = spawn(argv[0]!, argv.slice(1), {
     cwd: ROOT,
     uid: 65534,
@@ -125,7 +127,10 @@ describe('a job cannot escape its attempt', () => {
     );
     const w = await startWorker();
     for (let i = 0; i < 3; i++) await triggerJob(deps, { jobId: job.id });
-    await eventually(() => sideEffects(file).filter((l) => l.startsWith('start')).length === 3 && processesWith(s).length >= 9, 10_000);
+    await eventually(
+      () => sideEffects(file).filter((l) => l.startsWith('start')).length === 3 && processesWith(s).length >= 9,
+      10_000,
+    );
     const killedAt = Date.now();
     w.kill('SIGKILL');
     await w.exited;
@@ -149,18 +154,21 @@ describe('a job cannot escape its attempt', () => {
     expect(w.process.exitCode).toBeNull();
   });
 
-  it.runIf(isRoot)('a worker that is not root, started through jobs-supervise --scrub, has no secret in its /proc environ', async () => {
-    // Without the scrub its commands (its own user) read the secrets from the worker's environ: why it exists.
-    const plain = await startUnprivilegedWorker(false);
-    const exposed = await scanOutput();
-    await plain.stop();
-    expect(exposed).toContain(`read environ of ${plain.pid}`);
-    expect(exposed).toContain(secrets.apiKey);
+  it.runIf(isRoot)(
+    'a worker that is not root, started through jobs-supervise --scrub, has no secret in its /proc environ',
+    async () => {
+      // Without the scrub its commands (its own user) read the secrets from the worker's environ: why it exists.
+      const plain = await startUnprivilegedWorker(false);
+      const exposed = await scanOutput();
+      await plain.stop();
+      expect(exposed).toContain(`read environ of ${plain.pid}`);
+      expect(exposed).toContain(secrets.apiKey);
 
-    const scrubbed = await startUnprivilegedWorker(true);
-    const output = await scanOutput();
-    await scrubbed.stop();
-    expect(output).toContain(`read environ of ${scrubbed.pid}`);
-    for (const secret of Object.values(secrets)) expect(output).not.toContain(secret);
-  });
+      const scrubbed = await startUnprivilegedWorker(true);
+      const output = await scanOutput();
+      await scrubbed.stop();
+      expect(output).toContain(`read environ of ${scrubbed.pid}`);
+      for (const secret of Object.values(secrets)) expect(output).not.toContain(secret);
+    },
+  );
 });

@@ -58,7 +58,7 @@ function nodeChildOf(pid: number): number | null {
 }
 
 describe('npm scripts', () => {
-  it('npm run worker: node is npm\'s own child, and exits (gracefully) when npm is SIGKILLed', async () => {
+  it("npm run worker: node is npm's own child, and exits (gracefully) when npm is SIGKILLed", async () => {
     const npm = npmRun('worker');
     await eventually(() => npm.output().includes('"event":"worker.started"'), 30_000);
     const node = nodeChildOf(npm.child.pid!);
@@ -66,7 +66,11 @@ describe('npm scripts', () => {
     pids.push(node!);
     expect(readFileSync(`/proc/${node}/cmdline`, 'utf8')).toContain('functions/worker-process.ts');
     npm.child.kill('SIGKILL');
-    await eventually(() => !existsSync(`/proc/${node}`) || readFileSync(`/proc/${node}/stat`, 'utf8').includes(') Z '), 15_000, 100);
+    await eventually(
+      () => !existsSync(`/proc/${node}`) || readFileSync(`/proc/${node}/stat`, 'utf8').includes(') Z '),
+      15_000,
+      100,
+    );
   });
 
   it('npm start: a terminal Ctrl-C (SIGINT to npm and node at once, forwarded again by npm) shuts down gracefully', async () => {
@@ -87,13 +91,17 @@ describe('npm scripts', () => {
     const node = nodeChildOf(npm.child.pid!);
     pids.push(node!);
     npm.child.kill('SIGKILL');
-    await eventually(async () => {
-      try {
-        await fetch(`http://127.0.0.1:${line}/healthz`, { signal: AbortSignal.timeout(500) });
-        return false;
-      } catch {
-        return true;
-      }
-    }, 15_000, 200);
+    await eventually(
+      async () => {
+        try {
+          await fetch(`http://127.0.0.1:${line}/healthz`, { signal: AbortSignal.timeout(500) });
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      15_000,
+      200,
+    );
   });
 });

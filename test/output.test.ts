@@ -15,7 +15,9 @@ let live: LiveOutputBuffer;
 
 /** Live output beside the file's queue: Redis streams, or the live_output table on the PostgreSQL queue. */
 const liveOutput = (options: { flushMs: number; maxEntries?: number; ttlMs?: number }) =>
-  h.env.backend === 'redis' ? createLiveOutput(h.env.redis, queueKeys(h.env.prefix), options) : createPostgresLiveOutput(h.env.pool, options);
+  h.env.backend === 'redis'
+    ? createLiveOutput(h.env.redis, queueKeys(h.env.prefix), options)
+    : createPostgresLiveOutput(h.env.pool, options);
 
 beforeEach(async () => {
   h = await apiHarness();
@@ -29,7 +31,8 @@ afterEach(async () => {
 });
 
 const get = (id: string) => h.env.store.executionGet(id);
-const command = (cmd: string, fields: Parameters<typeof jobSpec>[0] = {}) => createJob(e.deps, jobSpec({ handler: null, command: cmd, maxRetries: 0, ...fields }));
+const command = (cmd: string, fields: Parameters<typeof jobSpec>[0] = {}) =>
+  createJob(e.deps, jobSpec({ handler: null, command: cmd, maxRetries: 0, ...fields }));
 
 /** Reads an SSE response to its end (or `untilMs`), as [event, data] pairs. */
 async function readEvents(res: Response, untilMs = 15_000): Promise<{ event: string; id?: string; data: string }[]> {
@@ -38,7 +41,10 @@ async function readEvents(res: Response, untilMs = 15_000): Promise<{ event: str
   let text = '';
   const deadline = Date.now() + untilMs;
   for (;;) {
-    const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), Math.max(0, deadline - Date.now())))]);
+    const next = await Promise.race([
+      reader.read(),
+      new Promise<null>((r) => setTimeout(() => r(null), Math.max(0, deadline - Date.now()))),
+    ]);
     if (next === null || next.done) break;
     text += decoder.decode(next.value, { stream: true });
   }
@@ -48,7 +54,8 @@ async function readEvents(res: Response, untilMs = 15_000): Promise<{ event: str
     .filter((block) => block.trim())
     .map((block) => {
       const lines = block.split('\n');
-      const field = (name: string) => lines.filter((l) => l.startsWith(`${name}:`)).map((l) => l.slice(name.length + 1).replace(/^ /, ''));
+      const field = (name: string) =>
+        lines.filter((l) => l.startsWith(`${name}:`)).map((l) => l.slice(name.length + 1).replace(/^ /, ''));
       return { event: field('event')[0] ?? 'message', id: field('id')[0], data: field('data').join('\n') };
     });
 }
@@ -85,7 +92,9 @@ describe('output', () => {
     const { execution } = await triggerJob(e.deps, { jobId: job.id });
     await e.worker({ liveOutput: live });
     // Running, and its first line out (the live buffer has it).
-    await eventually(async () => (await h.call('GET', `/api/v1/executions/${execution.id}/output`)).body.includes('before-the-cancel'));
+    await eventually(async () =>
+      (await h.call('GET', `/api/v1/executions/${execution.id}/output`)).body.includes('before-the-cancel'),
+    );
     await cancelExecution(e.deps, execution.id);
     await eventually(async () => (await get(execution.id))?.output?.includes('before-the-cancel'), 10_000);
     expect((await get(execution.id))!.status).toBe('cancelled');
@@ -98,12 +107,15 @@ describe('output', () => {
     await eventually(async () => (await get(execution.id))?.status === 'running');
     await new Promise((r) => setTimeout(r, 300)); // the first line printed
     // What the reaper writes for an attempt whose worker it believes gone.
-    await h.env.pool.query(`UPDATE executions SET status = 'dead', finished_at = now(), error = 'lease expired', lease_expires_at = NULL WHERE id = $1`, [execution.id]);
+    await h.env.pool.query(
+      `UPDATE executions SET status = 'dead', finished_at = now(), error = 'lease expired', lease_expires_at = NULL WHERE id = $1`,
+      [execution.id],
+    );
     await eventually(async () => (await get(execution.id))?.output?.includes('before-the-reaper'), 10_000);
     expect((await get(execution.id))!.status).toBe('dead');
   });
 
-  it('reads a running attempt\'s output so far, and follows it until the attempt ends', async () => {
+  it("reads a running attempt's output so far, and follows it until the attempt ends", async () => {
     const lines = Array.from({ length: 6 }, (_, i) => `line ${i}`);
     const job = await createJob(e.deps, jobSpec({ handler: 'talk', maxRetries: 0 }));
     const { execution } = await triggerJob(e.deps, { jobId: job.id });
@@ -134,7 +146,9 @@ describe('output', () => {
     expect(events.at(-1)).toEqual({ event: 'end', data: JSON.stringify({ status: 'succeeded' }), id: undefined });
     // A reconnect with Last-Event-ID resumes after that event, and then hears the end.
     const resumed = await readEvents(
-      await h.app.request(`/api/v1/executions/${execution.id}/output?follow=true`, { headers: { 'Last-Event-ID': outputEvents[1]!.id! } }),
+      await h.app.request(`/api/v1/executions/${execution.id}/output?follow=true`, {
+        headers: { 'Last-Event-ID': outputEvents[1]!.id! },
+      }),
     );
     expect(resumed).toEqual([{ event: 'end', data: JSON.stringify({ status: 'succeeded' }), id: undefined }]);
     expect((await get(execution.id))!.output).toBe(`${lines.join('\n')}\ndone`);
@@ -145,7 +159,16 @@ describe('output', () => {
     const { execution } = await triggerJob(e.deps, { jobId: job.id });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    await e.worker({ liveOutput: live, handlers: { talk: async ({ log }) => { log('first <line>'); await gate; log('second'); } } });
+    await e.worker({
+      liveOutput: live,
+      handlers: {
+        talk: async ({ log }) => {
+          log('first <line>');
+          await gate;
+          log('second');
+        },
+      },
+    });
     const page = await eventually(async () => {
       const res = await h.call('GET', `/executions/${execution.id}`);
       return res.body.includes('first &lt;line&gt;') ? res.body : null;
@@ -154,7 +177,12 @@ describe('output', () => {
     const stream = h.app.request(`/executions/${execution.id}/output?follow=true`);
     setTimeout(release, 300);
     const events = await readEvents(await stream);
-    expect(events.filter((x) => x.event === 'output').map((x) => x.data).join('')).toBe('first <line>\nsecond\n');
+    expect(
+      events
+        .filter((x) => x.event === 'output')
+        .map((x) => x.data)
+        .join(''),
+    ).toBe('first <line>\nsecond\n');
     expect(events.at(-1)!.event).toBe('end');
     // Once it ended, the page shows the whole output in place and no live panel.
     const done = await h.call('GET', `/executions/${execution.id}`);
@@ -171,7 +199,9 @@ describe('output', () => {
       await eventually(async () => (await get(execution.id))?.status === 'succeeded');
       await slow.flush();
       expect(await h.env.redis.exists(queueKeys(h.env.prefix).output(execution.id))).toBe(0);
-      expect((await h.env.pool.query('SELECT 1 FROM live_output WHERE execution_id = $1', [execution.id])).rowCount).toBe(0);
+      expect(
+        (await h.env.pool.query('SELECT 1 FROM live_output WHERE execution_id = $1', [execution.id])).rowCount,
+      ).toBe(0);
       expect((await get(execution.id))!.output).toBe('hello\n');
     } finally {
       await slow.close();
@@ -218,8 +248,8 @@ describe('live output on the PostgreSQL queue (the live_output table)', () => {
     } finally {
       await next.close();
     }
-    expect((await reader.read('101', null))).toEqual([]);
-    expect((await reader.read('102', null))).toHaveLength(3);
+    expect(await reader.read('101', null)).toEqual([]);
+    expect(await reader.read('102', null)).toHaveLength(3);
   });
 
   it('shares its buffering with the Redis writer: one write per interval, nothing for an attempt that ended unwritten', async () => {

@@ -16,13 +16,24 @@ afterEach(async () => {
   await env.cleanup();
 });
 
-const item = (id: number, over: Partial<QueueItem> = {}): QueueItem => ({ id: String(id), lane: 'short', priority: 0, dueAt: new Date(Date.now() - 1000), ...over });
-const claim = (count = 10, leaseMs = 60_000, lane: 'short' | 'long' = 'short') => env.queue.claim({ lane, count, leaseMs });
+const item = (id: number, over: Partial<QueueItem> = {}): QueueItem => ({
+  id: String(id),
+  lane: 'short',
+  priority: 0,
+  dueAt: new Date(Date.now() - 1000),
+  ...over,
+});
+const claim = (count = 10, leaseMs = 60_000, lane: 'short' | 'long' = 'short') =>
+  env.queue.claim({ lane, count, leaseMs });
 
 describe(`queue port (${process.env.TEST_QUEUE_BACKEND ?? 'redis'})`, () => {
   it('delivers each id once, highest priority first, then earliest due; a repeated push adds nothing', async () => {
     const t = Date.now() - 10_000;
-    await env.queue.push([item(1, { dueAt: new Date(t + 2) }), item(2, { priority: 5, dueAt: new Date(t + 3) }), item(3, { dueAt: new Date(t + 1) })]);
+    await env.queue.push([
+      item(1, { dueAt: new Date(t + 2) }),
+      item(2, { priority: 5, dueAt: new Date(t + 3) }),
+      item(3, { dueAt: new Date(t + 1) }),
+    ]);
     expect(await env.queue.ensure([item(1), item(2), item(4)])).toBe(1);
     const first = await claim(2);
     expect(first.claims.map((c) => c.id).sort()).toEqual(['2', '3']);
@@ -51,8 +62,12 @@ describe(`queue port (${process.env.TEST_QUEUE_BACKEND ?? 'redis'})`, () => {
     const [a, b] = claims as [{ id: string; token: string }, { id: string; token: string }];
     // A stale token acknowledges nothing, and a heartbeat under it reports the id as someone else's.
     await env.queue.settle({ lane: 'short', acks: [{ id: a.id, token: 'forged' }], dead: [], push: [] });
-    expect(await env.queue.heartbeat({ lane: 'short', claims: [{ id: a.id, token: 'forged' }, b], leaseMs: 60_000 })).toEqual([a.id]);
-    expect(await env.queue.leasesHeld({ lane: 'short', claims: [a, { id: b.id, token: 'forged' }] })).toEqual(new Set([a.id]));
+    expect(
+      await env.queue.heartbeat({ lane: 'short', claims: [{ id: a.id, token: 'forged' }, b], leaseMs: 60_000 }),
+    ).toEqual([a.id]);
+    expect(await env.queue.leasesHeld({ lane: 'short', claims: [a, { id: b.id, token: 'forged' }] })).toEqual(
+      new Set([a.id]),
+    );
     await env.queue.settle({ lane: 'short', acks: [a], dead: [b.id], push: [item(3)] });
     await env.queue.settle({ lane: 'short', acks: [b], dead: [], push: [] });
     expect(await leasesLeft(env, 'short')).toBe(0);
@@ -128,7 +143,9 @@ describe(`queue port (${process.env.TEST_QUEUE_BACKEND ?? 'redis'})`, () => {
       const reconciler = await env.pool.connect();
       try {
         await reconciler.query('BEGIN');
-        await reconciler.query(`SELECT queue_push('{1,2}', '{short,short}', '{0,0}', ARRAY[now(), now()], '{NULL,NULL}', '{NULL,NULL}')`);
+        await reconciler.query(
+          `SELECT queue_push('{1,2}', '{short,short}', '{0,0}', ARRAY[now(), now()], '{NULL,NULL}', '{NULL,NULL}')`,
+        );
         expect((await claim()).claims.map((c) => c.id).sort()).toEqual(['1', '2']);
       } finally {
         await reconciler.query('COMMIT');
@@ -137,18 +154,21 @@ describe(`queue port (${process.env.TEST_QUEUE_BACKEND ?? 'redis'})`, () => {
     },
   );
 
-  it.runIf(process.env.TEST_QUEUE_BACKEND === 'postgres')('a push while the wake-up connection reconnects still wakes the waiting worker', async () => {
-    await env.queue.waitForWork(['short'], 50);
-    const { rows } = await env.pool.query(
-      `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query LIKE '%LISTEN "' || queue_channel('work') || '"%'`,
-    );
-    expect(rows).toHaveLength(1);
-    // The loss itself wakes every lane (nothing heard meanwhile); the next wait spans the reconnect.
-    await eventually(async () => expect(await env.queue.waitForWork(['short'], 100)).toBe('short'));
-    const waiting = env.queue.waitForWork(['short'], 5000);
-    const t = Date.now();
-    await env.queue.push([item(1)]);
-    expect(await waiting).toBe('short');
-    expect(Date.now() - t).toBeLessThan(3000);
-  });
+  it.runIf(process.env.TEST_QUEUE_BACKEND === 'postgres')(
+    'a push while the wake-up connection reconnects still wakes the waiting worker',
+    async () => {
+      await env.queue.waitForWork(['short'], 50);
+      const { rows } = await env.pool.query(
+        `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query LIKE '%LISTEN "' || queue_channel('work') || '"%'`,
+      );
+      expect(rows).toHaveLength(1);
+      // The loss itself wakes every lane (nothing heard meanwhile); the next wait spans the reconnect.
+      await eventually(async () => expect(await env.queue.waitForWork(['short'], 100)).toBe('short'));
+      const waiting = env.queue.waitForWork(['short'], 5000);
+      const t = Date.now();
+      await env.queue.push([item(1)]);
+      expect(await waiting).toBe('short');
+      expect(Date.now() - t).toBeLessThan(3000);
+    },
+  );
 });

@@ -50,10 +50,14 @@ describe('crash recovery', () => {
     await second.waitFor(/worker\.started/);
     // The reaper (run here as the scheduler would) fails the orphaned attempt once its lease (1.5 s) passes.
     const killedAt = Date.now();
-    const recovered = await eventually(async () => {
-      const r = await e.reap();
-      return r.expired > 0 ? r : null;
-    }, 10_000, 100);
+    const recovered = await eventually(
+      async () => {
+        const r = await e.reap();
+        return r.expired > 0 ? r : null;
+      },
+      10_000,
+      100,
+    );
     expect(recovered.expired).toBe(1);
     expect(Date.now() - killedAt).toBeLessThan(5000);
 
@@ -103,7 +107,10 @@ describe('crash recovery', () => {
     const worker = workerProcess();
     await worker.waitFor(/worker\.started/);
     await eventually(async () => {
-      const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'succeeded'`, [healthy.id]);
+      const { rows } = await env.pool.query(
+        `SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'succeeded'`,
+        [healthy.id],
+      );
       return rows[0].n === fine.length;
     });
   }, 90_000);
@@ -113,7 +120,10 @@ describe('crash recovery', () => {
     const { execution } = await triggerJob(e.deps, { jobId: job.id });
     const lane = execution.lane;
     const reap = () => reapOnce({ ...e.deps, random: () => 0.5 }, { lanes: LANES, leaseMs: 2000 });
-    for (const [deliveries, waitMs] of [[1, 1000], [2, 2000]] as const) {
+    for (const [deliveries, waitMs] of [
+      [1, 1000],
+      [2, 2000],
+    ] as const) {
       const { claims } = await env.queue.claim({ lane, count: 1, leaseMs: 60_000 });
       expect(claims.map((c) => c.id)).toEqual([execution.id]);
       await expireLease(env, lane, execution.id); // the worker died before it recorded the start
@@ -150,14 +160,27 @@ describe('crash recovery', () => {
     const started = await env.store.executionsStart({ workerId: 'w1', leaseMs: 60_000, claims });
     expect(started.started.map((s) => s.id)).toEqual([execution.id]);
     // The lease expires in the database and the reaper records the attempt as failed.
-    await env.pool.query(`UPDATE executions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [execution.id]);
+    await env.pool.query(`UPDATE executions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [
+      execution.id,
+    ]);
     // ...and in the queue (its worker stopped heartbeating both): a queue lease still held would mean a live worker.
     await expireLease(env, 'short', execution.id);
     expect((await e.reap()).expired).toBe(1);
 
     const late: Outcome = {
-      id: execution.id, token: claims[0]!.token, jobId: job.id, attempt: 1, lane: 'short', priority: 0,
-      status: 'succeeded', exitCode: 0, output: 'late', error: null, durationMs: 5, retryDelayMs: null, workerId: 'w1',
+      id: execution.id,
+      token: claims[0]!.token,
+      jobId: job.id,
+      attempt: 1,
+      lane: 'short',
+      priority: 0,
+      status: 'succeeded',
+      exitCode: 0,
+      output: 'late',
+      error: null,
+      durationMs: 5,
+      retryDelayMs: null,
+      workerId: 'w1',
     };
     const result = await env.store.executionsFinish([late]);
     expect(result.recorded).toEqual([]);
@@ -171,7 +194,10 @@ describe('crash recovery', () => {
 
   it('restores every queued execution after Redis loses the queue (reconciler), without duplicates', async () => {
     const job = await createJob(e.deps, jobSpec());
-    const created = await env.store.executionsEnqueueMany({ jobId: job.id, payloads: Array.from({ length: 250 }, (_, i) => ({ i })) });
+    const created = await env.store.executionsEnqueueMany({
+      jobId: job.id,
+      payloads: Array.from({ length: 250 }, (_, i) => ({ i })),
+    });
     await env.queue.push(created);
     // One is claimed and held by a worker: the reconciler must not push it a second time.
     const { claims } = await env.queue.claim({ lane: 'short', count: 1, leaseMs: 60_000 });

@@ -26,7 +26,12 @@ async function job(retentionDays: number | null = null): Promise<string> {
 }
 
 /** An execution queued `daysAgo` days ago and (unless live) finished then; rows must be made oldest first. */
-async function row(jobId: string, status: string, daysAgo: number, extra: { trigger?: string; retryOf?: string } = {}): Promise<string> {
+async function row(
+  jobId: string,
+  status: string,
+  daysAgo: number,
+  extra: { trigger?: string; retryOf?: string } = {},
+): Promise<string> {
   const live = ['queued', 'retrying', 'running'].includes(status);
   const { rows } = await env.pool.query(
     `INSERT INTO executions (job_id, trigger, status, lane, scheduled_for, queued_at, started_at, finished_at, retry_of)
@@ -39,7 +44,10 @@ async function row(jobId: string, status: string, daysAgo: number, extra: { trig
 
 const ids = async () => new Set((await env.pool.query('SELECT id FROM executions')).rows.map((r) => r.id as string));
 const prune = (cursor = newRetentionCursor(), rules = RULES, scan = 3) =>
-  pruneOnce({ store: env.store, queue: env.queue, logger: recorder().logger }, { rules, cursor, deadline: Date.now() + 30_000, scan });
+  pruneOnce(
+    { store: env.store, queue: env.queue, logger: recorder().logger },
+    { rules, cursor, deadline: Date.now() + 30_000, scan },
+  );
 
 describe('retention', () => {
   it('deletes expired history and nothing else: live attempts, recent rows, dead ones within their window, kept jobs', async () => {
@@ -140,7 +148,9 @@ describe('retention', () => {
     await prune(cursor, RULES, 2);
     expect((await ids()).size).toBe(1);
     expect(BigInt(cursor.afterId)).toBeLessThan(BigInt(fresh)); // the cursor waits before the row that has not expired
-    await env.pool.query(`UPDATE executions SET queued_at = now() - interval '31 days', finished_at = now() - interval '31 days'`);
+    await env.pool.query(
+      `UPDATE executions SET queued_at = now() - interval '31 days', finished_at = now() - interval '31 days'`,
+    );
     await prune(cursor, RULES, 2); // no rescan due: the same cursor reaches it
     expect((await ids()).size).toBe(0);
   });
@@ -162,7 +172,10 @@ describe('retention', () => {
       let passes = 0;
       for (;;) {
         // Triggers keep arriving and running while the backlog is pruned, 200 ms of pruning at a time.
-        const batch = await env.store.executionsEnqueueMany({ jobId: live.id, payloads: Array.from({ length: 100 }, () => null) });
+        const batch = await env.store.executionsEnqueueMany({
+          jobId: live.id,
+          payloads: Array.from({ length: 100 }, () => null),
+        });
         await env.queue.push(batch);
         triggered.push(...batch.map((b) => b.id));
         const result = await pruneOnce(
@@ -174,7 +187,10 @@ describe('retention', () => {
         expect(passes).toBeLessThan(200);
       }
       expect(passes).toBeGreaterThan(2); // the backlog took several bounded passes
-      const { rows } = await env.pool.query(`SELECT status, count(*)::int AS n FROM executions WHERE job_id = $1 GROUP BY status`, [old]);
+      const { rows } = await env.pool.query(
+        `SELECT status, count(*)::int AS n FROM executions WHERE job_id = $1 GROUP BY status`,
+        [old],
+      );
       expect(rows).toEqual([{ status: 'failed', n: 600 }]); // failed ones are inside the dead window
       await expectAllSucceed(triggered);
     } finally {
@@ -186,7 +202,10 @@ describe('retention', () => {
 async function expectAllSucceed(idsWanted: string[]) {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const { rows } = await env.pool.query(`SELECT status, count(*)::int AS n FROM executions WHERE id = ANY($1::bigint[]) GROUP BY status`, [idsWanted]);
+    const { rows } = await env.pool.query(
+      `SELECT status, count(*)::int AS n FROM executions WHERE id = ANY($1::bigint[]) GROUP BY status`,
+      [idsWanted],
+    );
     if (rows.length === 1 && rows[0].status === 'succeeded' && rows[0].n === idsWanted.length) return;
     if (Date.now() > deadline) throw new Error(`not all triggered executions succeeded: ${JSON.stringify(rows)}`);
     await new Promise((r) => setTimeout(r, 100));

@@ -18,7 +18,10 @@ afterEach(async () => {
 });
 
 async function fireTimes(job: Job): Promise<string[]> {
-  const { rows } = await env.pool.query(`SELECT scheduled_for FROM executions WHERE job_id = $1 ORDER BY scheduled_for`, [job.id]);
+  const { rows } = await env.pool.query(
+    `SELECT scheduled_for FROM executions WHERE job_id = $1 ORDER BY scheduled_for`,
+    [job.id],
+  );
   return rows.map((r) => r.scheduled_for.toISOString());
 }
 
@@ -32,14 +35,20 @@ async function stepTicks(clock: ReturnType<typeof manualClock>, from: string, to
 describe('daylight saving time, stepping the scheduler minute by minute', () => {
   it('runs `30 1 * * *` exactly once on the 2025-11-02 fall-back night in America/New_York (first 01:30)', async () => {
     const clock = manualClock('2025-11-01T12:00:00Z');
-    const job = await createJob({ ...e.deps, clock }, jobSpec({ cronExpr: '30 1 * * *', timezone: 'America/New_York' }));
+    const job = await createJob(
+      { ...e.deps, clock },
+      jobSpec({ cronExpr: '30 1 * * *', timezone: 'America/New_York' }),
+    );
     await stepTicks(clock, '2025-11-02T03:00:00Z', '2025-11-02T09:00:00Z');
     expect(await fireTimes(job)).toEqual(['2025-11-02T05:30:00.000Z']);
   });
 
   it('runs `30 2 * * *` once on the 2025-03-09 spring-forward night, shifted to 03:30 EDT', async () => {
     const clock = manualClock('2025-03-08T12:00:00Z');
-    const job = await createJob({ ...e.deps, clock }, jobSpec({ cronExpr: '30 2 * * *', timezone: 'America/New_York' }));
+    const job = await createJob(
+      { ...e.deps, clock },
+      jobSpec({ cronExpr: '30 2 * * *', timezone: 'America/New_York' }),
+    );
     await stepTicks(clock, '2025-03-09T05:00:00Z', '2025-03-09T09:00:00Z');
     expect(await fireTimes(job)).toEqual(['2025-03-09T07:30:00.000Z']);
   });
@@ -50,7 +59,10 @@ describe('daylight saving time, stepping the scheduler minute by minute', () => 
     await stepTicks(clock, '2025-11-02T03:31:00Z', '2025-11-02T07:30:00Z');
     // 00:00 EDT, 01:00 EDT, 01:00 EST, 02:00 EST: one per real hour, none twice
     expect(await fireTimes(job)).toEqual([
-      '2025-11-02T04:00:00.000Z', '2025-11-02T05:00:00.000Z', '2025-11-02T06:00:00.000Z', '2025-11-02T07:00:00.000Z',
+      '2025-11-02T04:00:00.000Z',
+      '2025-11-02T05:00:00.000Z',
+      '2025-11-02T06:00:00.000Z',
+      '2025-11-02T07:00:00.000Z',
     ]);
   });
 });
@@ -60,7 +72,12 @@ describe('misfire policies after ten minutes of downtime', () => {
     { misfire: 'skip' as const, expected: ['12:11'] },
     { misfire: 'run_once' as const, expected: ['12:10', '12:11'] },
     { misfire: 'catch_up' as const, catchUpMax: 3, expected: ['12:08', '12:09', '12:10', '12:11'] },
-    { misfire: 'catch_up' as const, catchUpMax: 100, misfireDeadlineMs: 150_000, expected: ['12:08', '12:09', '12:10', '12:11'] },
+    {
+      misfire: 'catch_up' as const,
+      catchUpMax: 100,
+      misfireDeadlineMs: 150_000,
+      expected: ['12:08', '12:09', '12:10', '12:11'],
+    },
   ];
   it.each(policies)('$misfire (cap $catchUpMax, deadline $misfireDeadlineMs)', async ({ expected, ...policy }) => {
     const clock = manualClock('2025-06-01T12:00:30Z');
@@ -113,7 +130,10 @@ describe('one-off jobs', () => {
 
 describe('overlap policies with a job that outlasts its one-second schedule', () => {
   async function runFor(overlap: 'forbid' | 'replace' | 'allow') {
-    const job = await createJob(e.deps, jobSpec({ cronExpr: '* * * * * *', handler: 'sleep', payload: { ms: 2500 }, overlap }));
+    const job = await createJob(
+      e.deps,
+      jobSpec({ cronExpr: '* * * * * *', handler: 'sleep', payload: { ms: 2500 }, overlap }),
+    );
     await e.worker({ concurrency: 10 });
     await e.tick(4000);
     await new Promise((r) => setTimeout(r, 4500));
@@ -126,7 +146,9 @@ describe('overlap policies with a job that outlasts its one-second schedule', ()
     return rows;
   }
   const overlapping = (rows: { started_at: Date | null; finished_at: Date | null }[]) => {
-    const ran = rows.filter((r) => r.started_at).map((r) => [r.started_at!.getTime(), (r.finished_at ?? new Date()).getTime()] as const);
+    const ran = rows
+      .filter((r) => r.started_at)
+      .map((r) => [r.started_at!.getTime(), (r.finished_at ?? new Date()).getTime()] as const);
     return ran.some(([s1, f1], i) => ran.some(([s2, f2], j) => i !== j && s1 < f2 - 50 && s2 < f1 - 50));
   };
 

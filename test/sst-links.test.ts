@@ -20,14 +20,21 @@ const cipher = createCipheriv('aes-256-gcm', key, Buffer.alloc(12, 0));
 const file = join(dir, 'resource.enc');
 writeFileSync(file, Buffer.concat([cipher.update(JSON.stringify(linked)), cipher.final(), cipher.getAuthTag()]));
 // Set before the loader's first read, as the Lambda runtime does before the handler module loads.
-Object.assign(process.env, { SST_RESOURCE_App: JSON.stringify({ name: 'jobs-scheduler', stage: 'test' }), SST_KEY: key.toString('base64'), SST_KEY_FILE: file });
+Object.assign(process.env, {
+  SST_RESOURCE_App: JSON.stringify({ name: 'jobs-scheduler', stage: 'test' }),
+  SST_KEY: key.toString('base64'),
+  SST_KEY_FILE: file,
+});
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('credentials from SST links', () => {
   it('fills in the passwords and API keys that the environment leaves out', async () => {
     const { loadConfig } = await import('../functions/config');
-    const config = loadConfig({ DATABASE_URL: 'postgres://postgres@db.proxy.test:5432/jobs', REDIS_URL: 'rediss://default@redis.test:6379' });
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://postgres@db.proxy.test:5432/jobs',
+      REDIS_URL: 'rediss://default@redis.test:6379',
+    });
     const db = new URL(config.databaseUrl);
     expect(decodeURIComponent(db.password)).toBe(linked.Database.password);
     expect(db.hostname).toBe('db.proxy.test');

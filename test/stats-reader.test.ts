@@ -17,7 +17,9 @@ beforeAll(async () => {
   env = await createTestEnv('stats');
   await env.pool.query(`CREATE TABLE test_clock (at timestamptz NOT NULL)`);
   await env.pool.query(`INSERT INTO test_clock VALUES ('2026-01-01T12:00:30Z')`);
-  await env.pool.query(`CREATE FUNCTION now() RETURNS timestamptz LANGUAGE sql STABLE AS $$ SELECT at FROM test_clock $$`);
+  await env.pool.query(
+    `CREATE FUNCTION now() RETURNS timestamptz LANGUAGE sql STABLE AS $$ SELECT at FROM test_clock $$`,
+  );
   const url = new URL(schemaUrl(env.schema));
   url.searchParams.set('options', `-c search_path=${env.schema},pg_catalog`);
   pool = new pg.Pool({ connectionString: url.toString(), max: 4 });

@@ -30,7 +30,9 @@ afterEach(async () => {
 describe('batched manual triggers', () => {
   it('gives each of many concurrent triggers its own row, payload and answer, in far fewer statements', async () => {
     const store = createStore(env.pool);
-    const [a, b, gone] = await Promise.all([1, 2, 3].map((i) => createJob(e.deps, jobSpec({ name: `job-${i}`, handler: 'noop' }))));
+    const [a, b, gone] = await Promise.all(
+      [1, 2, 3].map((i) => createJob(e.deps, jobSpec({ name: `job-${i}`, handler: 'noop' }))),
+    );
     await deleteJob(e.deps, gone!.id);
     sent = [];
     const inputs = Array.from({ length: 120 }, (_, i) => ({
@@ -46,7 +48,10 @@ describe('batched manual triggers', () => {
         expect(result, `trigger ${i}`).toBeNull();
         continue;
       }
-      expect(result).toMatchObject({ created: true, record: { jobId: input.jobId, status: 'queued', trigger: 'manual', attempt: 1 } });
+      expect(result).toMatchObject({
+        created: true,
+        record: { jobId: input.jobId, status: 'queued', trigger: 'manual', attempt: 1 },
+      });
       expect(result!.record.payload).toEqual(input.payload);
       expect((await env.store.executionGet(result!.execution.id))!.payload).toEqual(input.payload);
     }
@@ -66,7 +71,11 @@ describe('batched manual triggers', () => {
     const earlier = await store.executionTrigger({ jobId: job.id, payload: { first: true }, idempotencyKey: 'old' });
     const results = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        store.executionTrigger({ jobId: job.id, payload: { i }, idempotencyKey: i % 3 === 0 ? 'old' : i % 3 === 1 ? 'new' : null }),
+        store.executionTrigger({
+          jobId: job.id,
+          payload: { i },
+          idempotencyKey: i % 3 === 0 ? 'old' : i % 3 === 1 ? 'new' : null,
+        }),
       ),
     );
     const old = results.filter((_, i) => i % 3 === 0);
@@ -85,9 +94,13 @@ describe('batched manual triggers', () => {
     const job = await createJob(e.deps, jobSpec({ handler: 'noop' }));
     // jsonb cannot hold U+0000: the batch statement fails, and each trigger is then tried on its own.
     const outcomes = await Promise.allSettled(
-      Array.from({ length: 12 }, (_, i) => store.executionTrigger({ jobId: job.id, payload: i === 5 ? 'a\u0000b' : { i }, idempotencyKey: null })),
+      Array.from({ length: 12 }, (_, i) =>
+        store.executionTrigger({ jobId: job.id, payload: i === 5 ? 'a\u0000b' : { i }, idempotencyKey: null }),
+      ),
     );
-    expect(outcomes.map((o) => o.status)).toEqual(Array.from({ length: 12 }, (_, i) => (i === 5 ? 'rejected' : 'fulfilled')));
+    expect(outcomes.map((o) => o.status)).toEqual(
+      Array.from({ length: 12 }, (_, i) => (i === 5 ? 'rejected' : 'fulfilled')),
+    );
     const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM executions`);
     expect(rows[0].n).toBe(11);
   });

@@ -32,7 +32,14 @@ export default defineConfig({
   test: {
     ...shared,
     projects: [
-      { test: { ...shared, name: 'redis', include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'], env: { TEST_QUEUE_BACKEND: 'redis' } } },
+      {
+        test: {
+          ...shared,
+          name: 'redis',
+          include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+          env: { TEST_QUEUE_BACKEND: 'redis' },
+        },
+      },
       { test: { ...shared, name: 'postgres', include: QUEUE_TESTS, env: { TEST_QUEUE_BACKEND: 'postgres' } } },
     ],
   },

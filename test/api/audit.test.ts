@@ -20,11 +20,21 @@ afterEach(async () => {
   await h.cleanup();
 });
 
-const rows = async () => (await h.env.pool.query(`SELECT key_name, action, target, outcome, request_id, source, changes FROM audit_log ORDER BY id`)).rows;
+const rows = async () =>
+  (
+    await h.env.pool.query(
+      `SELECT key_name, action, target, outcome, request_id, source, changes FROM audit_log ORDER BY id`,
+    )
+  ).rows;
 
 describe('audit rows', () => {
   it('records every change with the key name, the target, the request id and the changed fields', async () => {
-    const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'billing', command: 'echo', cron_expr: '@daily', payload: { account: 7, api_token: 'tok-9' } }, headers: { ...admin, 'X-Request-Id': 'req-create' } })).body;
+    const job = (
+      await h.call('POST', '/api/v1/jobs', {
+        body: { name: 'billing', command: 'echo', cron_expr: '@daily', payload: { account: 7, api_token: 'tok-9' } },
+        headers: { ...admin, 'X-Request-Id': 'req-create' },
+      })
+    ).body;
     expect((await h.call('POST', `/api/v1/jobs/${job.id}/pause`, { headers: operate })).status).toBe(200);
     expect((await h.call('POST', `/api/v1/jobs/${job.id}/resume`, { headers: operate })).status).toBe(200);
     const run = (await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { headers: operate })).body;
@@ -65,14 +75,30 @@ describe('audit rows', () => {
   });
 
   it('records edits and backfills, and names the key as the author of each version', async () => {
-    const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'edited', command: 'echo', cron_expr: '0 * * * *' }, headers: admin })).body;
-    const patched = await h.call('PATCH', `/api/v1/jobs/${job.id}`, { body: { priority: 4, payload: { password: 'pw-1' } }, headers: admin });
+    const job = (
+      await h.call('POST', '/api/v1/jobs', {
+        body: { name: 'edited', command: 'echo', cron_expr: '0 * * * *' },
+        headers: admin,
+      })
+    ).body;
+    const patched = await h.call('PATCH', `/api/v1/jobs/${job.id}`, {
+      body: { priority: 4, payload: { password: 'pw-1' } },
+      headers: admin,
+    });
     expect(patched.status).toBe(200);
-    expect((await h.call('PATCH', `/api/v1/jobs/${job.id}`, { body: { priority: 9 }, headers: operate })).status).toBe(403);
-    const put = await h.call('PUT', '/api/v1/jobs/by-name/declared', { body: { command: 'echo', cron_expr: '@daily' }, headers: admin });
+    expect((await h.call('PATCH', `/api/v1/jobs/${job.id}`, { body: { priority: 9 }, headers: operate })).status).toBe(
+      403,
+    );
+    const put = await h.call('PUT', '/api/v1/jobs/by-name/declared', {
+      body: { command: 'echo', cron_expr: '@daily' },
+      headers: admin,
+    });
     expect(put.status).toBe(201);
     const from = new Date(Date.now() - 3 * 3_600_000).toISOString();
-    const backfill = await h.call('POST', `/api/v1/jobs/${job.id}/backfill`, { body: { from, to: new Date().toISOString() }, headers: operate });
+    const backfill = await h.call('POST', `/api/v1/jobs/${job.id}/backfill`, {
+      body: { from, to: new Date().toISOString() },
+      headers: operate,
+    });
     expect(backfill.status).toBe(200);
     expect(backfill.body.created).toBeGreaterThan(0);
 
@@ -83,15 +109,26 @@ describe('audit rows', () => {
     expect(update).toMatchObject({ key_name: 'platform', target: `job:${job.id}` });
     expect(update.changes.priority).toEqual({ old: 0, new: 4 });
     expect(update.changes.payload.new).toEqual({ password: '***' });
-    expect(all.find((r) => r.action === 'job.update' && r.outcome === 'refused')).toMatchObject({ key_name: 'ci', target: `job:${job.id}` });
-    expect(all.find((r) => r.action === 'job.create' && r.target === `job:${put.body.id}`)).toMatchObject({ key_name: 'platform' });
-    expect(all.find((r) => r.action === 'job.backfill')).toMatchObject({ key_name: 'ci', changes: { created: { old: 0, new: backfill.body.created } } });
+    expect(all.find((r) => r.action === 'job.update' && r.outcome === 'refused')).toMatchObject({
+      key_name: 'ci',
+      target: `job:${job.id}`,
+    });
+    expect(all.find((r) => r.action === 'job.create' && r.target === `job:${put.body.id}`)).toMatchObject({
+      key_name: 'platform',
+    });
+    expect(all.find((r) => r.action === 'job.backfill')).toMatchObject({
+      key_name: 'ci',
+      changes: { created: { old: 0, new: backfill.body.created } },
+    });
     expect(JSON.stringify(all)).not.toContain('pw-1');
   });
 
   it('records triggers sent together (one batched statement) one row each', async () => {
-    const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'many', command: 'echo' }, headers: admin })).body;
-    const runs = await Promise.all(Array.from({ length: 12 }, () => h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { headers: operate })));
+    const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'many', command: 'echo' }, headers: admin }))
+      .body;
+    const runs = await Promise.all(
+      Array.from({ length: 12 }, () => h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { headers: operate })),
+    );
     expect(runs.every((r) => r.status === 201)).toBe(true);
     const triggers = (await rows()).filter((r) => r.action === 'job.trigger');
     expect(triggers.map((r) => r.changes.execution.new).sort()).toEqual(runs.map((r) => r.body.id).sort());
@@ -104,9 +141,12 @@ describe('audit rows', () => {
   });
 
   it('leaves no row for a change that failed', async () => {
-    const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'taken', command: 'echo' }, headers: admin })).body;
+    const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'taken', command: 'echo' }, headers: admin }))
+      .body;
     const before = (await rows()).length;
-    expect((await h.call('POST', '/api/v1/jobs', { body: { name: 'taken', command: 'echo' }, headers: admin })).status).toBe(409);
+    expect(
+      (await h.call('POST', '/api/v1/jobs', { body: { name: 'taken', command: 'echo' }, headers: admin })).status,
+    ).toBe(409);
     expect((await h.call('POST', '/api/v1/jobs/999999/pause', { headers: operate })).status).toBe(404);
     expect((await h.call('POST', '/api/v1/jobs/999999/trigger', { headers: operate })).status).toBe(404);
     const run = (await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { headers: operate })).body;
@@ -119,7 +159,12 @@ describe('audit rows', () => {
   });
 
   it('undoes the change when its audit row cannot be written (one transaction)', async () => {
-    const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'guarded', command: 'echo', cron_expr: '@daily' }, headers: admin })).body;
+    const job = (
+      await h.call('POST', '/api/v1/jobs', {
+        body: { name: 'guarded', command: 'echo', cron_expr: '@daily' },
+        headers: admin,
+      })
+    ).body;
     const run = (await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { headers: operate })).body;
     const b = formClient(h.app);
     await b.signIn(ROLE_KEYS[1]!.key);
@@ -136,7 +181,9 @@ describe('audit rows', () => {
     }
     const read = (path: string) => h.call('GET', path, { headers: admin });
     expect((await read(`/api/v1/jobs/${job.id}`)).body.status).toBe('active');
-    expect((await read(`/api/v1/jobs/${job.id}/executions`)).body.data.map((e: any) => [e.id, e.status])).toEqual([[run.id, 'queued']]);
+    expect((await read(`/api/v1/jobs/${job.id}/executions`)).body.data.map((e: any) => [e.id, e.status])).toEqual([
+      [run.id, 'queued'],
+    ]);
     expect((await read('/api/v1/lanes')).body.data.find((l: any) => l.lane === 'short').paused).toBe(false);
     // The dashboard goes through the same commands.
     expect((await b.request('POST', `/jobs/${job.id}/pause`, { form: { _csrf: csrf } })).status).toBe(500);
@@ -146,7 +193,8 @@ describe('audit rows', () => {
 
 describe('GET /api/v1/audit', () => {
   it('filters by key, action, target and outcome, in keyset pages, newest first', async () => {
-    const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'paged', command: 'echo' }, headers: admin })).body;
+    const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'paged', command: 'echo' }, headers: admin }))
+      .body;
     for (let i = 0; i < 5; i++) await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { headers: operate });
     await h.call('DELETE', `/api/v1/jobs/${job.id}`, { headers: operate }); // refused: ci is an operate key
 
@@ -172,14 +220,25 @@ describe('GET /api/v1/audit', () => {
     expect((await h.call('GET', '/api/v1/audit?action=job.explode', { headers: admin })).status).toBe(400);
     expect((await h.call('GET', '/api/v1/audit', { headers: operate })).status).toBe(403);
     const peeked = await h.call('GET', '/api/v1/audit?action=audit.read', { headers: admin });
-    expect(peeked.body.data).toMatchObject([{ key: 'ci', action: 'audit.read', outcome: 'refused', target: '/api/v1/audit' }]);
+    expect(peeked.body.data).toMatchObject([
+      { key: 'ci', action: 'audit.read', outcome: 'refused', target: '/api/v1/audit' },
+    ]);
   });
 
   it('records the source address the platform saw, never X-Forwarded-For', async () => {
-    const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'sourced', command: 'echo' }, headers: admin })).body;
+    const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'sourced', command: 'echo' }, headers: admin }))
+      .body;
     const headers = { ...operate, 'X-Forwarded-For': '198.51.100.66' };
-    await h.app.request(`/api/v1/jobs/${job.id}/trigger`, { method: 'POST', headers }, { incoming: { socket: { remoteAddress: '192.0.2.10' } } });
-    await h.app.request(`/api/v1/jobs/${job.id}/trigger`, { method: 'POST', headers }, { event: { requestContext: { http: { sourceIp: '203.0.113.44' } } } });
+    await h.app.request(
+      `/api/v1/jobs/${job.id}/trigger`,
+      { method: 'POST', headers },
+      { incoming: { socket: { remoteAddress: '192.0.2.10' } } },
+    );
+    await h.app.request(
+      `/api/v1/jobs/${job.id}/trigger`,
+      { method: 'POST', headers },
+      { event: { requestContext: { http: { sourceIp: '203.0.113.44' } } } },
+    );
     const sources = (await rows()).filter((r) => r.action === 'job.trigger').map((r) => r.source);
     expect(sources).toEqual(['192.0.2.10', '203.0.113.44']);
   });

@@ -55,19 +55,33 @@ describe('GET /api/v1/executions/:id', () => {
 
   it('links retries to the attempt they retry and to the first attempt', async () => {
     await e.worker();
-    const job = await h.createJob({ command: 'exit 4', max_retries: 1, backoff: { base_seconds: 0.05, max_seconds: 0.1 } });
+    const job = await h.createJob({
+      command: 'exit 4',
+      max_retries: 1,
+      backoff: { base_seconds: 0.05, max_seconds: 0.1 },
+    });
     const first = await h.call('POST', `/api/v1/jobs/${job.id}/trigger`);
     const chain = await eventually(async () => {
       const res = await h.call('GET', `/api/v1/jobs/${job.id}/executions`);
       return res.body.data.length === 2 && res.body.data[0].status === 'dead' ? res.body.data : null;
     });
-    expect(chain[0]).toMatchObject({ attempt: 2, trigger: 'retry', retry_of: first.body.id, root_id: first.body.id, exit_code: 4 });
+    expect(chain[0]).toMatchObject({
+      attempt: 2,
+      trigger: 'retry',
+      retry_of: first.body.id,
+      root_id: first.body.id,
+      exit_code: 4,
+    });
     expect(chain[1]).toMatchObject({ id: first.body.id, attempt: 1, status: 'failed' });
   });
 
   it('answers 404 for unknown and malformed ids', async () => {
     for (const id of ['424242', 'abc', '0', '1e3']) {
-      for (const [method, suffix] of [['GET', ''], ['POST', '/cancel'], ['POST', '/replay']] as const) {
+      for (const [method, suffix] of [
+        ['GET', ''],
+        ['POST', '/cancel'],
+        ['POST', '/replay'],
+      ] as const) {
         const res = await h.call(method, `/api/v1/executions/${id}${suffix}`);
         expect(res.status, `${method} ${id}${suffix}`).toBe(404);
         expect(errorOf(res).code).toBe('not_found');
@@ -121,13 +135,21 @@ describe('list rows, read with their instants as text', () => {
       [jobId, long],
     );
     const { rows } = await h.env.pool.query(`SELECT id FROM executions WHERE job_id = $1 ORDER BY id`, [jobId]);
-    await h.env.pool.query(`UPDATE executions SET retry_of = $1, root_id = $1, replayed_by = $2 WHERE id = $3`, [rows[0].id, rows[1].id, rows[2].id]);
+    await h.env.pool.query(`UPDATE executions SET retry_of = $1, root_id = $1, replayed_by = $2 WHERE id = $3`, [
+      rows[0].id,
+      rows[1].id,
+      rows[2].id,
+    ]);
   }
 
-  it("are what GET /executions/{id} says of the same execution, the error cut as lists cut it", async () => {
+  it('are what GET /executions/{id} says of the same execution, the error cut as lists cut it', async () => {
     const job = await h.createJob({ command: 'true' });
     await oddRows(job.id);
-    for (const path of [`/api/v1/executions?job_id=${job.id}`, `/api/v1/jobs/${job.id}/executions`, '/api/v1/executions?status=dead']) {
+    for (const path of [
+      `/api/v1/executions?job_id=${job.id}`,
+      `/api/v1/jobs/${job.id}/executions`,
+      '/api/v1/executions?status=dead',
+    ]) {
       const list = await h.call('GET', path);
       expect(list.status).toBe(200);
       expect(list.body.data.length).toBeGreaterThan(0);
@@ -139,7 +161,13 @@ describe('list rows, read with their instants as text', () => {
       }
     }
     const [first] = (await h.call('GET', `/api/v1/executions?job_id=${job.id}`)).body.data.slice(-1);
-    expect(first).toMatchObject({ scheduled_for: '2026-03-29T00:30:00.123Z', queued_at: '2026-03-29T00:30:00.100Z', started_at: '2026-03-29T00:30:00.999Z', finished_at: '2026-03-29T00:30:01.000Z', worker_id: 'w "1" ünï' });
+    expect(first).toMatchObject({
+      scheduled_for: '2026-03-29T00:30:00.123Z',
+      queued_at: '2026-03-29T00:30:00.100Z',
+      started_at: '2026-03-29T00:30:00.999Z',
+      finished_at: '2026-03-29T00:30:01.000Z',
+      worker_id: 'w "1" ünï',
+    });
   });
 
   it("do not depend on the session's TimeZone", async () => {
@@ -197,7 +225,9 @@ describe('POST /api/v1/executions/:id/cancel', () => {
     await eventually(() => worker.inFlight === 0, 10_000);
     await eventually(async () => (await h.env.queue.depth()).short.running === 0);
     expect((await h.call('GET', `/api/v1/executions/${execution.id}`)).body.status).toBe('cancelled');
-    expect(h.rec.transitions).toContainEqual(expect.objectContaining({ executionId: execution.id, from: 'running', to: 'cancelled' }));
+    expect(h.rec.transitions).toContainEqual(
+      expect.objectContaining({ executionId: execution.id, from: 'running', to: 'cancelled' }),
+    );
   });
 
   it('answers 409 for a succeeded execution', async () => {
@@ -245,14 +275,24 @@ describe('one replay per dead or failed execution', () => {
     const { execution } = await runToStatus({ command: 'exit 3', max_retries: 0 }, 'dead');
     const first = await h.call('POST', `/api/v1/executions/${execution.id}/replay`);
     expect(first.status).toBe(201);
-    expect((await h.call('GET', `/api/v1/executions/${execution.id}`)).body).toMatchObject({ status: 'dead', replayed_by: first.body.id });
+    expect((await h.call('GET', `/api/v1/executions/${execution.id}`)).body).toMatchObject({
+      status: 'dead',
+      replayed_by: first.body.id,
+    });
     expect(first.body.replayed_by).toBeNull();
 
     const second = await h.call('POST', `/api/v1/executions/${execution.id}/replay`);
     expect(second.status).toBe(409);
-    expect(errorOf(second)).toEqual({ code: 'already_replayed', message: expect.stringContaining(`as execution ${first.body.id}; send {"force": true}`) });
-    expect((await h.call('POST', `/api/v1/executions/${execution.id}/replay`, { body: { force: 'yes' } })).status).toBe(400);
-    expect((await h.call('POST', `/api/v1/executions/${execution.id}/replay`, { body: { forse: true } })).status).toBe(400);
+    expect(errorOf(second)).toEqual({
+      code: 'already_replayed',
+      message: expect.stringContaining(`as execution ${first.body.id}; send {"force": true}`),
+    });
+    expect((await h.call('POST', `/api/v1/executions/${execution.id}/replay`, { body: { force: 'yes' } })).status).toBe(
+      400,
+    );
+    expect((await h.call('POST', `/api/v1/executions/${execution.id}/replay`, { body: { forse: true } })).status).toBe(
+      400,
+    );
 
     const forced = await h.call('POST', `/api/v1/executions/${execution.id}/replay`, { body: { force: true } });
     expect(forced.status).toBe(201);
@@ -263,11 +303,17 @@ describe('one replay per dead or failed execution', () => {
     await e.worker();
     const { execution } = await runToStatus({ command: 'exit 3', max_retries: 0 }, 'dead');
     await e.stopAll();
-    const answers = await Promise.all(Array.from({ length: 10 }, () => h.call('POST', `/api/v1/executions/${execution.id}/replay`)));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => h.call('POST', `/api/v1/executions/${execution.id}/replay`)),
+    );
     expect(answers.map((a) => a.status).sort()).toEqual([201, ...Array(9).fill(409)]);
     const created = answers.find((a) => a.status === 201)!.body.id;
-    for (const a of answers.filter((a) => a.status === 409)) expect(errorOf(a).message).toContain(`as execution ${created}`);
-    const { rows } = await h.env.pool.query(`SELECT id::text FROM executions WHERE retry_of = $1 AND trigger = 'replay'`, [execution.id]);
+    for (const a of answers.filter((a) => a.status === 409))
+      expect(errorOf(a).message).toContain(`as execution ${created}`);
+    const { rows } = await h.env.pool.query(
+      `SELECT id::text FROM executions WHERE retry_of = $1 AND trigger = 'replay'`,
+      [execution.id],
+    );
     expect(rows).toEqual([{ id: created }]);
   });
 });
@@ -285,7 +331,10 @@ describe('Idempotency-Key with another payload', () => {
     for (const other of [{ payload: { to: 'dev', n: 1 } }, {}, { payload: null }, { payload: [1] }]) {
       const res = await trigger(other);
       expect(res.status, JSON.stringify(other)).toBe(422);
-      expect(errorOf(res)).toEqual({ code: 'idempotency_mismatch', message: expect.stringContaining(`execution ${first.body.id}`) });
+      expect(errorOf(res)).toEqual({
+        code: 'idempotency_mismatch',
+        message: expect.stringContaining(`execution ${first.body.id}`),
+      });
     }
     // No payload and null are the same run.
     expect((await trigger({}, 'k2')).status).toBe(201);
@@ -298,4 +347,3 @@ describe('Idempotency-Key with another payload', () => {
     expect(rows[0].n).toBe(1);
   });
 });
-

@@ -35,7 +35,8 @@ export async function apiHarness(overrides: Partial<ApiDeps> = {}) {
     bodyLimitBytes: 256 * 1024,
     shortLaneMaxTimeoutMs: 600_000,
     workerActiveWithinMs: 60_000,
-    liveOutput: env.backend === 'redis' ? liveOutputReader(env.redis, queueKeys(env.prefix)) : postgresLiveOutputReader(env.pool),
+    liveOutput:
+      env.backend === 'redis' ? liveOutputReader(env.redis, queueKeys(env.prefix)) : postgresLiveOutputReader(env.pool),
     ...overrides,
   };
   const app = createApp(deps, [dashboardRoutes]);

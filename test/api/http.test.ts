@@ -30,7 +30,14 @@ describe('authentication', () => {
       ['GET', '/api/v1/no-such-route'],
     ] as const;
     for (const [method, path] of routes) {
-      for (const authorization of [undefined, 'Bearer wrong', `Basic ${KEY}`, 'Bearer', `Bearer ${KEY}x`, `Bearer ${KEY.slice(0, -1)}`]) {
+      for (const authorization of [
+        undefined,
+        'Bearer wrong',
+        `Basic ${KEY}`,
+        'Bearer',
+        `Bearer ${KEY}x`,
+        `Bearer ${KEY.slice(0, -1)}`,
+      ]) {
         const res = await h.call(method, path, { headers: authorization ? { Authorization: authorization } : {} });
         expect(res.status, `${method} ${path} ${authorization}`).toBe(401);
         expect(res.body.error.code).toBe('unauthorized');
@@ -56,7 +63,10 @@ describe('authentication', () => {
   });
 
   it('checks the key before reading the body', async () => {
-    const res = await h.call('POST', '/api/v1/jobs', { raw: 'x'.repeat(1_000_000), headers: { 'Content-Type': 'application/json' } });
+    const res = await h.call('POST', '/api/v1/jobs', {
+      raw: 'x'.repeat(1_000_000),
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(res.status).toBe(401);
   });
 
@@ -132,7 +142,10 @@ describe('errors', () => {
     });
     expect(sized.status).toBe(413);
     expect(sized.body.error).toEqual({ code: 'payload_too_large', message: 'request body exceeds 2048 bytes' });
-    const streamed = await h.call('POST', '/api/v1/jobs', { raw: body, headers: { 'Content-Type': 'application/json' } });
+    const streamed = await h.call('POST', '/api/v1/jobs', {
+      raw: body,
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(streamed.status).toBe(413);
     const trigger = await h.call('POST', '/api/v1/jobs/1/trigger', { body: { payload: 'x'.repeat(3000) } });
     expect(trigger.status).toBe(413);

@@ -21,10 +21,21 @@ describe('names', () => {
 
   it('refuse bidi controls, zero-width and other format characters', async () => {
     h = await apiHarness();
-    for (const bad of ['invoice\u202Egpj.exe', 'a\u200Bb', 'a\u200Db', '\uFEFFname', 'a\u2066b\u2069', 'a\u00ADb', 'line\u2028break', 'a\u061Cb']) {
+    for (const bad of [
+      'invoice\u202Egpj.exe',
+      'a\u200Bb',
+      'a\u200Db',
+      '\uFEFFname',
+      'a\u2066b\u2069',
+      'a\u00ADb',
+      'line\u2028break',
+      'a\u061Cb',
+    ]) {
       const res = await h.call('POST', '/api/v1/jobs', { body: { name: bad, handler: 'noop' } });
       expect(res.status, JSON.stringify(bad)).toBe(400);
-      expect(res.body.error.details).toEqual([{ path: 'name', message: expect.stringMatching(/invisible formatting characters/) }]);
+      expect(res.body.error.details).toEqual([
+        { path: 'name', message: expect.stringMatching(/invisible formatting characters/) },
+      ]);
     }
     expect(await jobCount()).toBe(0);
   });
@@ -49,7 +60,9 @@ describe('bodies and payloads', () => {
     expect(await jobCount()).toBe(1);
     // Valid multi-byte text is read back byte for byte.
     const ok = await h.call('POST', '/api/v1/jobs', {
-      raw: new Uint8Array(Buffer.from(JSON.stringify({ name: name(), handler: 'noop', payload: { s: 'z\u00fcrich \u{1F600}' } }))),
+      raw: new Uint8Array(
+        Buffer.from(JSON.stringify({ name: name(), handler: 'noop', payload: { s: 'z\u00fcrich \u{1F600}' } })),
+      ),
       headers: { 'Content-Type': 'application/json' },
     });
     expect(ok.status).toBe(201);
@@ -63,8 +76,14 @@ describe('bodies and payloads', () => {
       const raw = `{"name":"${name()}","handler":"noop","payload":{"n":[${literal}]}}`;
       const create = await h.call('POST', '/api/v1/jobs', { raw, headers: { 'Content-Type': 'application/json' } });
       expect(create.status, literal).toBe(400);
-      expect(create.body.error.details[0]).toMatchObject({ path: 'payload', message: expect.stringMatching(/cannot carry exactly/) });
-      const trigger = await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { raw: `{"payload":${literal}}`, headers: { 'Content-Type': 'application/json' } });
+      expect(create.body.error.details[0]).toMatchObject({
+        path: 'payload',
+        message: expect.stringMatching(/cannot carry exactly/),
+      });
+      const trigger = await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, {
+        raw: `{"payload":${literal}}`,
+        headers: { 'Content-Type': 'application/json' },
+      });
       expect(trigger.status, literal).toBe(400);
     }
     const exact = await h.createJob({ payload: { max: 9007199254740991, min: -9007199254740991, f: 0.1, e: 1e-300 } });
@@ -78,7 +97,9 @@ describe('run_at', () => {
     const past = new Date(Date.now() - 60_000).toISOString();
     const refused = await h.call('POST', '/api/v1/jobs', { body: { name: name(), handler: 'noop', run_at: past } });
     expect(refused.status).toBe(400);
-    expect(refused.body.error.details).toEqual([{ path: 'run_at', message: expect.stringMatching(/is in the past .*allow_past/) }]);
+    expect(refused.body.error.details).toEqual([
+      { path: 'run_at', message: expect.stringMatching(/is in the past .*allow_past/) },
+    ]);
     const allowed = await h.createJob({ run_at: past, allow_past: true });
     expect(allowed.run_at).toBe(past);
     expect(allowed).not.toHaveProperty('allow_past');

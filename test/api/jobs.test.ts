@@ -11,12 +11,15 @@ afterEach(async () => {
   await h.cleanup();
 });
 
-const errorOf = (res: { body: any }) => res.body.error as { code: string; message: string; details?: { path: string; message: string }[] };
+const errorOf = (res: { body: any }) =>
+  res.body.error as { code: string; message: string; details?: { path: string; message: string }[] };
 
 describe('POST /api/v1/jobs', () => {
   it('creates a job from the README example, with every default', async () => {
     const before = new Date();
-    const res = await h.call('POST', '/api/v1/jobs', { body: { name: 'my-job', cron_expr: '*/5 * * * *', command: 'echo hello' } });
+    const res = await h.call('POST', '/api/v1/jobs', {
+      body: { name: 'my-job', cron_expr: '*/5 * * * *', command: 'echo hello' },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
       id: expect.stringMatching(/^\d+$/),
@@ -43,7 +46,9 @@ describe('POST /api/v1/jobs', () => {
     const schedule = parseCron('*/5 * * * *');
     if (!schedule.ok) throw new Error(schedule.error);
     const expected = nextFireTime(schedule.schedule, before)!;
-    expect([expected.toISOString(), nextFireTime(schedule.schedule, new Date())!.toISOString()]).toContain(res.body.next_run_at);
+    expect([expected.toISOString(), nextFireTime(schedule.schedule, new Date())!.toISOString()]).toContain(
+      res.body.next_run_at,
+    );
     expect(Date.parse(res.body.created_at)).not.toBeNaN();
   });
 
@@ -103,7 +108,9 @@ describe('POST /api/v1/jobs', () => {
     expect(long.lane).toBe('long');
     const short = await h.createJob({ timeout_seconds: 600 });
     expect(short.lane).toBe('short');
-    const res = await h.call('POST', '/api/v1/jobs', { body: { name: 'x', command: 'true', timeout_seconds: 3600, lane: 'short' } });
+    const res = await h.call('POST', '/api/v1/jobs', {
+      body: { name: 'x', command: 'true', timeout_seconds: 3600, lane: 'short' },
+    });
     expect(res.status).toBe(400);
     expect(errorOf(res).details).toEqual([{ path: 'lane', message: expect.stringContaining('up to 600') }]);
   });
@@ -130,12 +137,27 @@ describe('POST /api/v1/jobs', () => {
   });
 
   const invalid: [string, Record<string, unknown>, string, RegExp | string][] = [
-    ['an invalid cron expression (with the parser message)', { cron_expr: 'bogus' }, 'cron_expr', parseCronError('bogus')],
+    [
+      'an invalid cron expression (with the parser message)',
+      { cron_expr: 'bogus' },
+      'cron_expr',
+      parseCronError('bogus'),
+    ],
     ['an impossible cron expression', { cron_expr: '0 0 30 2 *' }, 'cron_expr', parseCronError('0 0 30 2 *')],
     ['a cron field out of range', { cron_expr: '61 * * * *' }, 'cron_expr', parseCronError('61 * * * *')],
     ['an unknown time zone', { cron_expr: '0 * * * *', timezone: 'Mars/Base' }, 'timezone', /unknown time zone/],
-    ['cron_expr and run_at together', { cron_expr: '0 * * * *', run_at: '2030-01-01T00:00:00Z' }, 'run_at', /mutually exclusive/],
-    ['command and handler together', { handler: 'noop' }, 'handler', /give exactly one target \(command, handler, http or lambda\), not command and handler/],
+    [
+      'cron_expr and run_at together',
+      { cron_expr: '0 * * * *', run_at: '2030-01-01T00:00:00Z' },
+      'run_at',
+      /mutually exclusive/,
+    ],
+    [
+      'command and handler together',
+      { handler: 'noop' },
+      'handler',
+      /give exactly one target \(command, handler, http or lambda\), not command and handler/,
+    ],
     ['neither command nor handler', { command: undefined }, 'command', /give exactly one target: command/],
     ['an unknown field', { colour: 'blue' }, 'colour', 'unknown field'],
     ['a blank name', { name: '   ' }, 'name', /1 character|>=1/],
@@ -154,7 +176,12 @@ describe('POST /api/v1/jobs', () => {
     ['a timeout over a day', { timeout_seconds: 86_401 }, 'timeout_seconds', /86400/],
     ['a backoff factor over 10', { backoff: { factor: 11 } }, 'backoff.factor', /10/],
     ['an unknown backoff field', { backoff: { base: 1 } }, 'backoff.base', 'unknown field'],
-    ['a backoff ceiling below its base', { backoff: { base_seconds: 10, max_seconds: 5 } }, 'backoff.max_seconds', /base_seconds/],
+    [
+      'a backoff ceiling below its base',
+      { backoff: { base_seconds: 10, max_seconds: 5 } },
+      'backoff.max_seconds',
+      /base_seconds/,
+    ],
     ['an unknown jitter', { backoff: { jitter: 'partial' } }, 'backoff.jitter', /full|none/],
     ['an unknown lane', { lane: 'medium' }, 'lane', /short|long/],
     ['a priority over 100', { priority: 101 }, 'priority', /100/],
@@ -190,12 +217,19 @@ describe('POST /api/v1/jobs', () => {
       body: { cron_expr: '0 0 30 2 *', command: 'a', handler: 'b', extra: true },
     });
     expect(res.status).toBe(400);
-    expect(errorOf(res).details!.map((d) => d.path).sort()).toEqual(['cron_expr', 'extra', 'handler', 'name']);
+    expect(
+      errorOf(res)
+        .details!.map((d) => d.path)
+        .sort(),
+    ).toEqual(['cron_expr', 'extra', 'handler', 'name']);
   });
 
   it('answers 400 for a body that is JSON but not an object', async () => {
     for (const body of [[], 'text', 42, null]) {
-      const res = await h.call('POST', '/api/v1/jobs', { raw: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+      const res = await h.call('POST', '/api/v1/jobs', {
+        raw: JSON.stringify(body),
+        headers: { 'Content-Type': 'application/json' },
+      });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(errorOf(res).code).toBe('validation_failed');
     }
@@ -211,12 +245,19 @@ describe('POST /api/v1/jobs', () => {
 
   it('answers 415 for a body that is not declared as JSON', async () => {
     const body = JSON.stringify({ name: 'x', command: 'true' });
-    for (const headers of [{ 'Content-Type': 'text/plain' }, { 'Content-Type': 'application/x-www-form-urlencoded' }, {}] as Record<string, string>[]) {
+    for (const headers of [
+      { 'Content-Type': 'text/plain' },
+      { 'Content-Type': 'application/x-www-form-urlencoded' },
+      {},
+    ] as Record<string, string>[]) {
       const res = await h.call('POST', '/api/v1/jobs', { raw: body, headers });
       expect(res.status, JSON.stringify(headers)).toBe(415);
       expect(errorOf(res).code).toBe('unsupported_media_type');
     }
-    const charset = await h.call('POST', '/api/v1/jobs', { raw: body, headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+    const charset = await h.call('POST', '/api/v1/jobs', {
+      raw: body,
+      headers: { 'Content-Type': 'application/json; charset=utf-8' },
+    });
     expect(charset.status).toBe(201);
   });
 });
@@ -260,7 +301,15 @@ describe('GET /api/v1/jobs', () => {
   });
 
   it('answers 400 for a bad limit, cursor or status', async () => {
-    for (const query of ['limit=0', 'limit=201', 'limit=abc', 'limit=2.5', 'cursor=abc', 'cursor=-1', 'status=deleted']) {
+    for (const query of [
+      'limit=0',
+      'limit=201',
+      'limit=abc',
+      'limit=2.5',
+      'cursor=abc',
+      'cursor=-1',
+      'status=deleted',
+    ]) {
       const res = await h.call('GET', `/api/v1/jobs?${query}`);
       expect(res.status, query).toBe(400);
       expect(errorOf(res).code).toBe('validation_failed');
@@ -313,7 +362,13 @@ describe('POST /api/v1/jobs/:id/trigger', () => {
     const job = await h.createJob();
     const res = await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { body: { payload: { to: 'ops' } } });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ job_id: job.id, status: 'queued', trigger: 'manual', attempt: 1, payload: { to: 'ops' } });
+    expect(res.body).toMatchObject({
+      job_id: job.id,
+      status: 'queued',
+      trigger: 'manual',
+      attempt: 1,
+      payload: { to: 'ops' },
+    });
     expect(res.body.root_id).toBe(res.body.id);
     expect((await h.env.queue.depth()).short.ready).toBe(1);
   });
@@ -321,7 +376,10 @@ describe('POST /api/v1/jobs/:id/trigger', () => {
   it('accepts no body, and an empty body declared as JSON', async () => {
     const job = await h.createJob();
     expect((await h.call('POST', `/api/v1/jobs/${job.id}/trigger`)).status).toBe(201);
-    const empty = await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { raw: '', headers: { 'Content-Type': 'application/json' } });
+    const empty = await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, {
+      raw: '',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(empty.status).toBe(201);
     expect(empty.body.payload).toBeNull();
   });
@@ -332,8 +390,12 @@ describe('POST /api/v1/jobs/:id/trigger', () => {
     expect((await h.call('POST', path, { body: { payload: 1, extra: 2 } })).status).toBe(400);
     expect((await h.call('POST', path, { body: { payload: 'p'.repeat(70_000) } })).status).toBe(400);
     expect((await h.call('POST', path, { body: { payload: ['\u0000'] } })).status).toBe(400);
-    expect((await h.call('POST', path, { raw: '{', headers: { 'Content-Type': 'application/json' } })).status).toBe(400);
-    expect((await h.call('POST', path, { raw: 'payload=1', headers: { 'Content-Type': 'text/plain' } })).status).toBe(415);
+    expect((await h.call('POST', path, { raw: '{', headers: { 'Content-Type': 'application/json' } })).status).toBe(
+      400,
+    );
+    expect((await h.call('POST', path, { raw: 'payload=1', headers: { 'Content-Type': 'text/plain' } })).status).toBe(
+      415,
+    );
   });
 
   it('returns the same execution for a repeated Idempotency-Key: 201 first, 200 after', async () => {
@@ -351,7 +413,9 @@ describe('POST /api/v1/jobs/:id/trigger', () => {
   it('creates one execution for concurrent calls with the same key', async () => {
     const job = await h.createJob();
     const calls = await Promise.all(
-      Array.from({ length: 6 }, () => h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { headers: { 'Idempotency-Key': 'race' } })),
+      Array.from({ length: 6 }, () =>
+        h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { headers: { 'Idempotency-Key': 'race' } }),
+      ),
     );
     expect(new Set(calls.map((c) => c.body.id)).size).toBe(1);
     expect(calls.filter((c) => c.status === 201)).toHaveLength(1);
@@ -359,7 +423,9 @@ describe('POST /api/v1/jobs/:id/trigger', () => {
 
   it('answers 400 for an Idempotency-Key over 200 characters', async () => {
     const job = await h.createJob();
-    const res = await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { headers: { 'Idempotency-Key': 'k'.repeat(201) } });
+    const res = await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, {
+      headers: { 'Idempotency-Key': 'k'.repeat(201) },
+    });
     expect(res.status).toBe(400);
     expect(errorOf(res).details![0]!.path).toBe('Idempotency-Key');
   });
@@ -408,7 +474,10 @@ describe('GET /api/v1/jobs/:id/executions', () => {
     const page1 = await h.call('GET', `/api/v1/jobs/${job.id}/executions?limit=2`);
     expect(page1.body.data.map((e: any) => e.id)).toEqual([ids[2], ids[1]]);
     const page2 = await h.call('GET', `/api/v1/jobs/${job.id}/executions?limit=2&cursor=${page1.body.next_cursor}`);
-    expect(page2.body).toEqual({ data: [expect.objectContaining({ id: ids[0], status: 'cancelled' })], next_cursor: null });
+    expect(page2.body).toEqual({
+      data: [expect.objectContaining({ id: ids[0], status: 'cancelled' })],
+      next_cursor: null,
+    });
     const cancelled = await h.call('GET', `/api/v1/jobs/${job.id}/executions?status=cancelled`);
     expect(cancelled.body.data.map((e: any) => e.id)).toEqual([ids[0]]);
     const none = await h.call('GET', `/api/v1/jobs/${other.id}/executions?status=dead`);

@@ -9,23 +9,41 @@ afterEach(async () => {
   await h.cleanup();
 });
 
-const details = (res: { body: any }) => (res.body.error.details as { path: string; message: string }[]).map((d) => `${d.path}: ${d.message}`);
+const details = (res: { body: any }) =>
+  (res.body.error.details as { path: string; message: string }[]).map((d) => `${d.path}: ${d.message}`);
 
 describe('job limits', () => {
   it('stores every limit field and reads it back; none by default', async () => {
     const plain = await h.createJob();
-    expect(plain).toMatchObject({ max_concurrency: null, concurrency_key: null, max_concurrency_per_key: null, rate_limit: null });
+    expect(plain).toMatchObject({
+      max_concurrency: null,
+      concurrency_key: null,
+      max_concurrency_per_key: null,
+      rate_limit: null,
+    });
     const job = await h.createJob({
       max_concurrency: 5,
       concurrency_key: '/tenant/id',
       max_concurrency_per_key: 1,
       rate_limit: { limit: 100, period_seconds: 60 },
     });
-    const expected = { max_concurrency: 5, concurrency_key: '/tenant/id', max_concurrency_per_key: 1, rate_limit: { limit: 100, period_seconds: 60, per_key: false } };
+    const expected = {
+      max_concurrency: 5,
+      concurrency_key: '/tenant/id',
+      max_concurrency_per_key: 1,
+      rate_limit: { limit: 100, period_seconds: 60, per_key: false },
+    };
     expect(job).toMatchObject(expected);
     expect((await h.call('GET', `/api/v1/jobs/${job.id}`)).body).toMatchObject(expected);
-    const perKey = await h.createJob({ concurrency_key: '', rate_limit: { limit: 3, period_seconds: 2, per_key: true } });
-    expect(perKey).toMatchObject({ concurrency_key: '', max_concurrency_per_key: null, rate_limit: { limit: 3, period_seconds: 2, per_key: true } });
+    const perKey = await h.createJob({
+      concurrency_key: '',
+      rate_limit: { limit: 3, period_seconds: 2, per_key: true },
+    });
+    expect(perKey).toMatchObject({
+      concurrency_key: '',
+      max_concurrency_per_key: null,
+      rate_limit: { limit: 3, period_seconds: 2, per_key: true },
+    });
   });
 
   it.each([
@@ -35,7 +53,10 @@ describe('job limits', () => {
     [{ max_concurrency: '2' }, 'max_concurrency: Invalid input: expected number'],
     [{ max_concurrency_per_key: 2 }, 'max_concurrency_per_key: needs concurrency_key'],
     [{ concurrency_key: '/tenant' }, 'concurrency_key: needs max_concurrency_per_key'],
-    [{ concurrency_key: 'tenant', max_concurrency_per_key: 1 }, 'concurrency_key: a JSON Pointer is empty or starts with "/"'],
+    [
+      { concurrency_key: 'tenant', max_concurrency_per_key: 1 },
+      'concurrency_key: a JSON Pointer is empty or starts with "/"',
+    ],
     [{ concurrency_key: '/a~2', max_concurrency_per_key: 1 }, 'concurrency_key: "~" must be followed by 0 or 1'],
     [{ concurrency_key: `/${'x'.repeat(200)}`, max_concurrency_per_key: 1 }, 'concurrency_key: Too big'],
     [{ rate_limit: { limit: 3 } }, 'rate_limit.period_seconds: is required'],
@@ -52,8 +73,15 @@ describe('job limits', () => {
   });
 
   it('shows how many attempts wait for a slot, and why, per job and in the stats', async () => {
-    const job = await h.createJob({ handler: 'noop', command: null, max_concurrency: 1, concurrency_key: '/t', max_concurrency_per_key: 1 });
-    for (const t of ['a', 'a', 'a', 'b']) await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { body: { payload: { t } } });
+    const job = await h.createJob({
+      handler: 'noop',
+      command: null,
+      max_concurrency: 1,
+      concurrency_key: '/t',
+      max_concurrency_per_key: 1,
+    });
+    for (const t of ['a', 'a', 'a', 'b'])
+      await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { body: { payload: { t } } });
     // Two claims as workers would make them: the first starts a and b, the second finds the a's over their key's limit.
     await h.env.queue.claim({ lane: 'short', count: 10, leaseMs: 60_000 });
     const limits = await h.call('GET', `/api/v1/jobs/${job.id}/limits`);
@@ -78,8 +106,15 @@ describe('lanes', () => {
   it('lists the lanes, pauses and resumes one (idempotently), and 404s an unknown lane', async () => {
     const list = await h.call('GET', '/api/v1/lanes');
     expect(list.status).toBe(200);
-    expect(list.body.data.map((l: any) => [l.lane, l.paused])).toEqual([['short', false], ['long', false]]);
-    expect(list.body.data[0]).toMatchObject({ paused_at: null, executions: { queued: 0, retrying: 0, running: 0 }, queue: { ready: 0, delayed: 0, running: 0, dead: 0 } });
+    expect(list.body.data.map((l: any) => [l.lane, l.paused])).toEqual([
+      ['short', false],
+      ['long', false],
+    ]);
+    expect(list.body.data[0]).toMatchObject({
+      paused_at: null,
+      executions: { queued: 0, retrying: 0, running: 0 },
+      queue: { ready: 0, delayed: 0, running: 0, dead: 0 },
+    });
 
     const job = await h.createJob({ handler: 'noop', command: null });
     const paused = await h.call('POST', '/api/v1/lanes/short/pause');
@@ -88,9 +123,17 @@ describe('lanes', () => {
     expect((await h.call('POST', '/api/v1/lanes/short/pause')).body.paused_at).toBe(paused.body.paused_at);
     // Triggers are accepted while paused; nothing is claimed.
     expect((await h.call('POST', `/api/v1/jobs/${job.id}/trigger`)).status).toBe(201);
-    expect(await h.env.queue.claim({ lane: 'short', count: 10, leaseMs: 1000 })).toMatchObject({ claims: [], state: 'paused' });
+    expect(await h.env.queue.claim({ lane: 'short', count: 10, leaseMs: 1000 })).toMatchObject({
+      claims: [],
+      state: 'paused',
+    });
     const after = await h.call('GET', '/api/v1/lanes');
-    expect(after.body.data[0]).toMatchObject({ lane: 'short', paused: true, executions: { queued: 1 }, queue: { ready: 1 } });
+    expect(after.body.data[0]).toMatchObject({
+      lane: 'short',
+      paused: true,
+      executions: { queued: 1 },
+      queue: { ready: 1 },
+    });
     expect(after.body.data[1]).toMatchObject({ lane: 'long', paused: false });
 
     const resumed = await h.call('POST', '/api/v1/lanes/short/resume');

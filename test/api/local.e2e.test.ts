@@ -50,9 +50,11 @@ describe('npm start', () => {
   it('serves the API, runs a triggered job on its worker, and exits 0 on SIGTERM', async () => {
     started = startLocal({ ...env.childEnv, HTTP_PORT: '0' });
     const s = started;
-    const line = await eventually(() => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(s.stdout()), 20_000, 50).catch((error) => {
-      throw new Error(`${error.message}\nstdout:\n${s.stdout()}\nstderr:\n${s.stderr()}`);
-    });
+    const line = await eventually(() => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(s.stdout()), 20_000, 50).catch(
+      (error) => {
+        throw new Error(`${error.message}\nstdout:\n${s.stdout()}\nstderr:\n${s.stderr()}`);
+      },
+    );
     const base = line[1]!;
     expect(s.stdout()).toContain('"event":"api.open"');
 
@@ -72,11 +74,15 @@ describe('npm start', () => {
     expect(triggered.status).toBe(201);
     const execution = (await triggered.json()) as any;
 
-    const done = await eventually(async () => {
-      const res = await fetch(`${base}/api/v1/executions/${execution.id}`);
-      const body = (await res.json()) as any;
-      return body.status === 'succeeded' ? body : null;
-    }, 20_000, 100).catch((error) => {
+    const done = await eventually(
+      async () => {
+        const res = await fetch(`${base}/api/v1/executions/${execution.id}`);
+        const body = (await res.json()) as any;
+        return body.status === 'succeeded' ? body : null;
+      },
+      20_000,
+      100,
+    ).catch((error) => {
       throw new Error(`${error.message}\nstdout:\n${s.stdout()}\nstderr:\n${s.stderr()}`);
     });
     expect(done).toMatchObject({ output: 'hello\n', exit_code: 0, attempt: 1 });
@@ -98,9 +104,15 @@ describe('npm start', () => {
   }, 60_000);
 
   it('exits 1 with a clear message when PostgreSQL is unreachable', async () => {
-    started = startLocal({ ...env.childEnv, DATABASE_URL: 'postgres://postgres:secret@127.0.0.1:1/postgres', HTTP_PORT: '0' });
+    started = startLocal({
+      ...env.childEnv,
+      DATABASE_URL: 'postgres://postgres:secret@127.0.0.1:1/postgres',
+      HTTP_PORT: '0',
+    });
     expect(await started.exited).toBe(1);
-    expect(started.stderr()).toMatch(/PostgreSQL at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/postgres is unreachable/);
+    expect(started.stderr()).toMatch(
+      /PostgreSQL at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/postgres is unreachable/,
+    );
     expect(started.stderr()).not.toContain('secret');
   }, 30_000);
 });

@@ -47,7 +47,9 @@ describe('GET /api/v1/openapi.json', () => {
   it('is an OpenAPI 3.1 document with every endpoint', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info).toMatchObject({ title: expect.any(String), version: expect.any(String) });
-    const documented = Object.entries(doc.paths).flatMap(([path, ops]: [string, any]) => Object.keys(ops).map((m) => `${m} ${path}`));
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]: [string, any]) =>
+      Object.keys(ops).map((m) => `${m} ${path}`),
+    );
     expect(documented.sort()).toEqual(ENDPOINTS.map(([m, p]) => `${m} ${p}`).sort());
   });
 
@@ -58,9 +60,22 @@ describe('GET /api/v1/openapi.json', () => {
     expect(createSchema.required).toEqual(['name']);
     expect(createSchema.additionalProperties).toBe(false);
     expect(Object.keys(createSchema.properties)).toEqual(
-      expect.arrayContaining(['name', 'cron_expr', 'timezone', 'run_at', 'command', 'handler', 'payload', 'backoff', 'lane', 'misfire']),
+      expect.arrayContaining([
+        'name',
+        'cron_expr',
+        'timezone',
+        'run_at',
+        'command',
+        'handler',
+        'payload',
+        'backoff',
+        'lane',
+        'misfire',
+      ]),
     );
-    expect(resolve(create.responses['201'].content['application/json'].schema).properties).toHaveProperty('next_run_at');
+    expect(resolve(create.responses['201'].content['application/json'].schema).properties).toHaveProperty(
+      'next_run_at',
+    );
     for (const code of ['400', '401', '409', '413', '415']) expect(create.responses, code).toHaveProperty(code);
 
     const trigger = doc.paths['/api/v1/jobs/{id}/trigger'].post;

@@ -17,13 +17,24 @@ describe('keysetPageJson', () => {
   it('cuts a page at the byte cap exactly where counting row by row cuts it, and keeps at least one row', async () => {
     for (let trial = 0; trial < 500; trial++) {
       const n = Math.floor(Math.random() * 12);
-      const rows = Array.from({ length: n }, (_, i) => ({ id: String(1000 - i), text: 'é"\n'.repeat(Math.floor(Math.random() * 40)) }));
+      const rows = Array.from({ length: n }, (_, i) => ({
+        id: String(1000 - i),
+        text: 'é"\n'.repeat(Math.floor(Math.random() * 40)),
+      }));
       const limit = 1 + Math.floor(Math.random() * 10);
       const whole = Buffer.byteLength(JSON.stringify(rows.slice(0, limit)));
       // Around the boundaries that matter: the whole page's size, one byte either side, and anywhere below.
       for (const maxBytes of [whole - 2, whole - 1, whole, whole + 1, 1 + Math.floor(Math.random() * whole)]) {
-        const page = await keysetPageJson(async (k) => rows.slice(0, k), limit, (r) => r, { maxBytes });
-        expect({ maxBytes, page: JSON.parse(new TextDecoder().decode(page.bytes)) }).toEqual({ maxBytes, page: reference(rows, limit, maxBytes) });
+        const page = await keysetPageJson(
+          async (k) => rows.slice(0, k),
+          limit,
+          (r) => r,
+          { maxBytes },
+        );
+        expect({ maxBytes, page: JSON.parse(new TextDecoder().decode(page.bytes)) }).toEqual({
+          maxBytes,
+          page: reference(rows, limit, maxBytes),
+        });
       }
     }
   });

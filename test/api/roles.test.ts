@@ -11,7 +11,6 @@ import { formClient, type FormClient } from '../browser/form-client';
 import { bearer, keyOf, ROLE_KEYS } from '../support/role-keys';
 import { apiHarness, type Harness } from './harness';
 
-
 /** The README's roles table, as a rule: what each (method, path) needs. `public`: no key at all. */
 function documentedApiRole(method: string, path: string): Role | 'public' {
   if (path === '/healthz') return 'public';
@@ -61,7 +60,12 @@ function apiRoutes() {
 
 beforeAll(async () => {
   h = await apiHarness({ apiKeys: ROLE_KEYS });
-  const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'roles', command: 'echo hi', cron_expr: '@daily' }, headers: bearer('admin') })).body;
+  const job = (
+    await h.call('POST', '/api/v1/jobs', {
+      body: { name: 'roles', command: 'echo hi', cron_expr: '@daily' },
+      headers: bearer('admin'),
+    })
+  ).body;
   const execution = (await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { headers: bearer('admin') })).body;
   ids = { job: job.id, execution: execution.id };
 });
@@ -75,7 +79,9 @@ describe('API routes', () => {
     expect(routes.length).toBeGreaterThan(15);
     for (const r of routes) {
       const documented = documentedApiRole(r.method, r.path.replace(/:([a-z_]+)(\{[^}]*\})?/g, '{$1}'));
-      expect(r.declared ?? (documented === 'public' ? 'public' : 'none declared'), `${r.method} ${r.path}`).toBe(documented === 'public' ? 'public' : documented);
+      expect(r.declared ?? (documented === 'public' ? 'public' : 'none declared'), `${r.method} ${r.path}`).toBe(
+        documented === 'public' ? 'public' : documented,
+      );
     }
   });
 
@@ -108,12 +114,16 @@ describe('API routes', () => {
     const refused = await h.call('GET', '/api/v1/audit?outcome=refused&limit=200', { headers: bearer('admin') });
     expect(refused.status).toBe(200);
     const rows = refused.body.data.filter((r: any) => r.outcome === 'refused');
-    expect(rows.some((r: any) => r.key === 'support' && r.action === 'job.trigger' && r.target === `job:${ids.job}`)).toBe(true);
+    expect(
+      rows.some((r: any) => r.key === 'support' && r.action === 'job.trigger' && r.target === `job:${ids.job}`),
+    ).toBe(true);
     expect(rows.some((r: any) => r.key === 'ci' && r.action === 'job.delete')).toBe(true);
     expect(rows.every((r: any) => r.key !== 'platform')).toBe(true);
     const everything = JSON.stringify([refused.body, h.rec.logs, h.rec.transitions]);
     for (const k of ROLE_KEYS) expect(everything).not.toContain(k.key);
-    expect(h.rec.logs.some((l) => (l.obj as any).event === 'http.request' && (l.obj as any).key === 'support')).toBe(true);
+    expect(h.rec.logs.some((l) => (l.obj as any).event === 'http.request' && (l.obj as any).key === 'support')).toBe(
+      true,
+    );
   });
 
   it('answers 401 (not 403) without a key, and 404 for unknown paths whatever the role', async () => {
@@ -127,7 +137,12 @@ describe('dashboard routes', () => {
   const browsers = new Map<Role, FormClient>();
   beforeAll(async () => {
     // The API tests deleted their job: a fresh one, so allowed requests find what they name.
-    const job = (await h.call('POST', '/api/v1/jobs', { body: { name: 'dash-roles', command: 'echo hi', cron_expr: '@daily' }, headers: bearer('admin') })).body;
+    const job = (
+      await h.call('POST', '/api/v1/jobs', {
+        body: { name: 'dash-roles', command: 'echo hi', cron_expr: '@daily' },
+        headers: bearer('admin'),
+      })
+    ).body;
     const execution = (await h.call('POST', `/api/v1/jobs/${job.id}/trigger`, { headers: bearer('admin') })).body;
     ids = { job: job.id, execution: execution.id };
     for (const role of ROLES) {
@@ -151,14 +166,49 @@ describe('dashboard routes', () => {
       audit: html.includes('href="/audit"'),
     });
     const seen = async (role: Role) => {
-      const [jobs, job, execution, lanes] = await Promise.all([page(role, '/jobs'), page(role, `/jobs/${ids.job}`), page(role, `/executions/${ids.execution}`), page(role, '/lanes')]);
+      const [jobs, job, execution, lanes] = await Promise.all([
+        page(role, '/jobs'),
+        page(role, `/jobs/${ids.job}`),
+        page(role, `/executions/${ids.execution}`),
+        page(role, '/lanes'),
+      ]);
       const all = controls(jobs + job + execution + lanes);
       expect(jobs + job, role).toContain(`${keyOf(role).name} (${role})`);
       return all;
     };
-    expect(await seen('read')).toEqual({ newJob: false, run: false, pause: false, del: false, edit: false, backfill: false, cancel: false, lanes: false, audit: false });
-    expect(await seen('operate')).toEqual({ newJob: false, run: true, pause: true, del: false, edit: false, backfill: true, cancel: true, lanes: true, audit: false });
-    expect(await seen('admin')).toEqual({ newJob: true, run: true, pause: true, del: true, edit: true, backfill: true, cancel: true, lanes: true, audit: true });
+    expect(await seen('read')).toEqual({
+      newJob: false,
+      run: false,
+      pause: false,
+      del: false,
+      edit: false,
+      backfill: false,
+      cancel: false,
+      lanes: false,
+      audit: false,
+    });
+    expect(await seen('operate')).toEqual({
+      newJob: false,
+      run: true,
+      pause: true,
+      del: false,
+      edit: false,
+      backfill: true,
+      cancel: true,
+      lanes: true,
+      audit: false,
+    });
+    expect(await seen('admin')).toEqual({
+      newJob: true,
+      run: true,
+      pause: true,
+      del: true,
+      edit: true,
+      backfill: true,
+      cancel: true,
+      lanes: true,
+      audit: true,
+    });
   });
 
   it('shows the admin the audit trail and the open sessions, with names and never keys', async () => {
@@ -174,7 +224,8 @@ describe('dashboard routes', () => {
   });
 
   it('each declares the documented role', () => {
-    for (const r of DASHBOARD_ROUTES) expect(r.role, `${r.method} ${r.path}`).toBe(documentedDashboardRole(r.method, r.path));
+    for (const r of DASHBOARD_ROUTES)
+      expect(r.role, `${r.method} ${r.path}`).toBe(documentedDashboardRole(r.method, r.path));
   });
 
   it('refuses each role below the declared one, server-side, and serves the others', async () => {
@@ -182,9 +233,17 @@ describe('dashboard routes', () => {
     for (const role of ROLES) {
       const b = browsers.get(role)!;
       const csrf = await b.csrf('/');
-      for (const r of [...guarded].sort((a, b2) => Number(a.path.endsWith('/delete')) - Number(b2.path.endsWith('/delete')))) {
+      for (const r of [...guarded].sort(
+        (a, b2) => Number(a.path.endsWith('/delete')) - Number(b2.path.endsWith('/delete')),
+      )) {
         const path = concrete(r.path) + (r.access === 'fragment' ? '?cron_expr=%40daily' : '');
-        const res = await b.request(r.method, path, r.method === 'POST' ? { form: { _csrf: csrf, ids: ids.execution, name: `dash-${role}`, command: 'echo' } } : {});
+        const res = await b.request(
+          r.method,
+          path,
+          r.method === 'POST'
+            ? { form: { _csrf: csrf, ids: ids.execution, name: `dash-${role}`, command: 'echo' } }
+            : {},
+        );
         const what = `${r.method} ${path} as ${role}`;
         if (ROLES.indexOf(role) >= ROLES.indexOf(r.role as Role)) expect(res.status, what).not.toBe(403);
         else {

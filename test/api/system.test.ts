@@ -53,7 +53,10 @@ describe('GET /api/v1/stats', () => {
     expect(empty.status).toBe(200);
     expect(empty.body).toMatchObject({
       counts: { queued: 0, running: 0, succeeded: 0, dead: 0 },
-      queue: { short: { ready: 0, delayed: 0, running: 0, dead: 0 }, long: { ready: 0, delayed: 0, running: 0, dead: 0 } },
+      queue: {
+        short: { ready: 0, delayed: 0, running: 0, dead: 0 },
+        long: { ready: 0, delayed: 0, running: 0, dead: 0 },
+      },
       throughput: { last_minute: 0, last_hour: 0 },
       success_rate: { last_hour: null },
       duration_ms: { p50: null, p95: null, sample: 0 },
@@ -93,7 +96,9 @@ describe('GET /api/v1/schedules/preview', () => {
   const preview = (query: string) => h.call('GET', `/api/v1/schedules/preview?${query}`);
 
   it('answers what the scheduler computes, across a DST change', async () => {
-    const res = await preview(`cron_expr=${encodeURIComponent('30 2 * * *')}&timezone=America/New_York&from=2025-03-08T12:00:00Z&count=2`);
+    const res = await preview(
+      `cron_expr=${encodeURIComponent('30 2 * * *')}&timezone=America/New_York&from=2025-03-08T12:00:00Z&count=2`,
+    );
     expect(res.status).toBe(200);
     const parsed = parseCron('30 2 * * *', 'America/New_York');
     if (!parsed.ok) throw new Error(parsed.error);
@@ -103,8 +108,12 @@ describe('GET /api/v1/schedules/preview', () => {
   });
 
   it('lists fire times strictly after `from`', async () => {
-    const res = await preview(`cron_expr=${encodeURIComponent('0 12 * * *')}&timezone=UTC&from=2025-01-01T12:00:00Z&count=3`);
-    expect(res.body).toEqual({ fire_times: ['2025-01-02T12:00:00.000Z', '2025-01-03T12:00:00.000Z', '2025-01-04T12:00:00.000Z'] });
+    const res = await preview(
+      `cron_expr=${encodeURIComponent('0 12 * * *')}&timezone=UTC&from=2025-01-01T12:00:00Z&count=3`,
+    );
+    expect(res.body).toEqual({
+      fire_times: ['2025-01-02T12:00:00.000Z', '2025-01-03T12:00:00.000Z', '2025-01-04T12:00:00.000Z'],
+    });
   });
 
   it('starts from the clock by default, in UTC, 10 fire times', async () => {
@@ -142,7 +151,13 @@ describe('GET /healthz', () => {
     const res = await app.request('/healthz');
     expect(res.status).toBe(200);
     const backend = h.env.backend;
-    expect(await res.json()).toEqual({ status: 'ok', postgres: 'ok', queue: 'ok', queue_backend: backend, ...(backend === 'redis' ? { redis: 'ok' } : {}) });
+    expect(await res.json()).toEqual({
+      status: 'ok',
+      postgres: 'ok',
+      queue: 'ok',
+      queue_backend: backend,
+      ...(backend === 'redis' ? { redis: 'ok' } : {}),
+    });
   });
 
   it('answers 503 within its timeout when the services hang', async () => {
@@ -152,7 +167,13 @@ describe('GET /healthz', () => {
     const redis = new Redis({ host: '127.0.0.1', port: blackhole.port, maxRetriesPerRequest: 1, lazyConnect: false });
     redis.on('error', () => undefined);
     try {
-      const app = createApp({ ...h.deps, store: createStore(pool), queue: createQueue(redis, { prefix: '{unused}' }), queueBackend: 'redis', healthTimeoutMs: 200 });
+      const app = createApp({
+        ...h.deps,
+        store: createStore(pool),
+        queue: createQueue(redis, { prefix: '{unused}' }),
+        queueBackend: 'redis',
+        healthTimeoutMs: 200,
+      });
       const started = Date.now();
       const res = await app.request('/healthz');
       expect(Date.now() - started).toBeLessThan(2000);

@@ -7,7 +7,11 @@ import { Worker, createPostgresBackend, withBackend } from 'bullmq';
 
 const concurrency = Number(process.env.BULL_CONCURRENCY ?? 50);
 const noop = async () => undefined;
-let worker: { close(): Promise<void>; waitUntilReady(): Promise<unknown>; on(event: 'error', f: (e: Error) => void): unknown };
+let worker: {
+  close(): Promise<void>;
+  waitUntilReady(): Promise<unknown>;
+  on(event: 'error', f: (e: Error) => void): unknown;
+};
 if (process.env.BULL_BACKEND === 'postgres') {
   const pg = withBackend(createPostgresBackend);
   worker = new pg.Worker(process.env.BULL_QUEUE!, noop, {

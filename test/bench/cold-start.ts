@@ -54,7 +54,13 @@ async function main() {
   mkdirSync(external, { recursive: true });
   const env = await createTestEnv('coldstart');
   const bus = await startPutEventsServer();
-  const childEnv = { ...env.childEnv, ...bus.env(), EVENT_BUS_NAME: 'bench-bus', API_KEYS: FIXTURE_API_KEY, LOG_LEVEL: 'warn' };
+  const childEnv = {
+    ...env.childEnv,
+    ...bus.env(),
+    EVENT_BUS_NAME: 'bench-bus',
+    API_KEYS: FIXTURE_API_KEY,
+    LOG_LEVEL: 'warn',
+  };
   const rows: Row[] = [];
   try {
     const invoker = await buildInvoker(bundled);
@@ -65,7 +71,8 @@ async function main() {
     }
     for (const [bundle, variant] of builds) {
       const scenario = SCENARIOS[bundle.name]!;
-      const samples: { importMs: number | null; firstMs: number | null; warmMs: number | null; processMs: number }[] = [];
+      const samples: { importMs: number | null; firstMs: number | null; warmMs: number | null; processMs: number }[] =
+        [];
       for (let i = 0; i < runs; i++) {
         if (scenario === 'container') {
           const started = performance.now();
@@ -109,11 +116,24 @@ async function main() {
   const ms = (n: number | null) => (n === null ? '-' : `${n.toFixed(0)} ms`);
   const table = [
     ['bundle', 'variant', 'size', 'gzip', 'of it AWS SDK', 'scenario', 'import', 'first call', 'warm call', 'process'],
-    ...rows.map((r) => [r.bundle, r.variant, kb(r.bytes), kb(r.gzipBytes), kb(r.awsSdkBytes), r.scenario, ms(r.importMs), ms(r.firstMs), ms(r.warmMs), ms(r.processMs)]),
+    ...rows.map((r) => [
+      r.bundle,
+      r.variant,
+      kb(r.bytes),
+      kb(r.gzipBytes),
+      kb(r.awsSdkBytes),
+      r.scenario,
+      ms(r.importMs),
+      ms(r.firstMs),
+      ms(r.warmMs),
+      ms(r.processMs),
+    ]),
   ];
   const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
   const line = (row: string[]) => row.map((cell, c) => cell.padEnd(widths[c]!)).join('  ');
-  console.log(`cold-start proxy: node ${process.version}, median of ${runs} fresh processes each, minified ESM bundles`);
+  console.log(
+    `cold-start proxy: node ${process.version}, median of ${runs} fresh processes each, minified ESM bundles`,
+  );
   console.log(line(table[0]!));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const row of table.slice(1)) console.log(line(row));

@@ -18,7 +18,15 @@ const server = createServer((req, res) => {
     const at = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0);
     const cpu = process.cpuUsage();
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ count, unique: ids.size, ownP50Us: at(0.5), ownP99Us: at(0.99), cpuS: (cpu.user + cpu.system) / 1e6 }));
+    res.end(
+      JSON.stringify({
+        count,
+        unique: ids.size,
+        ownP50Us: at(0.5),
+        ownP99Us: at(0.99),
+        cpuS: (cpu.user + cpu.system) / 1e6,
+      }),
+    );
     return;
   }
   req.on('data', () => undefined);

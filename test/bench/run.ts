@@ -42,7 +42,9 @@ async function main() {
   const progress = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
   const machine = await machineInfo();
   if (machine.synchronousCommit !== 'on') {
-    process.stderr.write(`PostgreSQL has synchronous_commit=${machine.synchronousCommit}: the benchmarks need it on (durable commits are part of the product)\n`);
+    process.stderr.write(
+      `PostgreSQL has synchronous_commit=${machine.synchronousCommit}: the benchmarks need it on (durable commits are part of the product)\n`,
+    );
     process.exit(2);
   }
   const ctx: BenchContext = { opts, progress, drainRates: [] };
@@ -53,7 +55,12 @@ async function main() {
 
   const selected = new Set<ScenarioName>(opts.only);
   const results: ScenarioResult[] = [];
-  const guard = async (name: string, runs: number, params: Record<string, unknown>, body: (c: Collector) => Promise<void>) => {
+  const guard = async (
+    name: string,
+    runs: number,
+    params: Record<string, unknown>,
+    body: (c: Collector) => Promise<void>,
+  ) => {
     const c = new Collector();
     try {
       await body(c);
@@ -98,9 +105,13 @@ async function main() {
         }
         if (selected.has('peer')) {
           const peerOptions = { n: opts.n, concurrency: opts.concurrency, label: 'BullMQ', progress };
-          const bull = opts.queue === 'postgres' ? await bullPostgresDrainOnce(peer, peerOptions) : await bullDrainOnce(peer, peerOptions);
+          const bull =
+            opts.queue === 'postgres'
+              ? await bullPostgresDrainOnce(peer, peerOptions)
+              : await bullDrainOnce(peer, peerOptions);
           peer.add('ours/BullMQ (paired runs)', 'ratio', ours.jobsPerSec / bull.jobsPerSec);
-          if (!selected.has('drain')) peer.note('ours = functions/worker-process.ts, LOG_LEVEL=warn, same N and concurrency');
+          if (!selected.has('drain'))
+            peer.note('ours = functions/worker-process.ts, LOG_LEVEL=warn, same N and concurrency');
         }
         if (selected.has('drain') && opts['limited-share'] > 0) {
           const limited = await oursDrainOnce(drain, {
@@ -113,20 +124,37 @@ async function main() {
             queue: opts.queue,
             progress,
           });
-          drain.add('limited/unlimited (paired runs)', 'ratio', limited.jobsPerSec / ours.jobsPerSec, { target: { op: '>=', value: 0.9 } });
+          drain.add('limited/unlimited (paired runs)', 'ratio', limited.jobsPerSec / ours.jobsPerSec, {
+            target: { op: '>=', value: 0.9 },
+          });
         }
         if (selected.has('drain') && opts.infoLog) {
-          await oursDrainOnce(drain, { n: opts.n, concurrency: opts.concurrency, logLevel: 'info', label: INFO, record: { cpu: true }, queue: opts.queue, progress });
+          await oursDrainOnce(drain, {
+            n: opts.n,
+            concurrency: opts.concurrency,
+            logLevel: 'info',
+            label: INFO,
+            record: { cpu: true },
+            queue: opts.queue,
+            progress,
+          });
         }
       } catch (error) {
         failures.push(error instanceof Error ? (error.stack ?? error.message) : String(error));
         break;
       }
     }
-    const params = { n: opts.n, concurrency: opts.concurrency, worker: 'functions/worker-process.ts (1 process)', queue: opts.queue };
+    const params = {
+      n: opts.n,
+      concurrency: opts.concurrency,
+      worker: 'functions/worker-process.ts (1 process)',
+      queue: opts.queue,
+    };
     if (selected.has('drain')) {
       for (const f of failures) drain.check('scenario completed', false, f);
-      drain.note('rate = N / (max(finished_at) - min(started_at)) by the PostgreSQL clock; CPU figures are over the drain window and include everything else running on the machine for postgres/redis');
+      drain.note(
+        'rate = N / (max(finished_at) - min(started_at)) by the PostgreSQL clock; CPU figures are over the drain window and include everything else running on the machine for postgres/redis',
+      );
       const r = drain.result('drain', runs, params);
       results.push(r);
       emit(r);
@@ -136,13 +164,26 @@ async function main() {
       const ours = median(ctx.drainRates);
       const bull = median(peer.metrics.get('BullMQ: jobs/s')?.values ?? []);
       // On PostgreSQL both sides commit every transition: the issue's target is 3x BullMQ's own PostgreSQL backend.
-      peer.add('ours/BullMQ (medians)', 'ratio', ours / bull, opts.queue === 'postgres' ? { target: { op: '>=', value: 3 } } : {});
+      peer.add(
+        'ours/BullMQ (medians)',
+        'ratio',
+        ours / bull,
+        opts.queue === 'postgres' ? { target: { op: '>=', value: 3 } } : {},
+      );
       if (opts.queue === 'postgres') {
-        peer.note('BullMQ 6 on its PostgreSQL backend (createPostgresBackend): one worker process, no-op processor, default job options, same PostgreSQL server, own schema; ours on the PostgreSQL queue (QUEUE_BACKEND=postgres); rate = N / (max(finished_at_ms) - min(processed_at_ms))');
-        peer.note('like for like: both commit every transition to the same PostgreSQL server, so every attempt is durable in both');
+        peer.note(
+          'BullMQ 6 on its PostgreSQL backend (createPostgresBackend): one worker process, no-op processor, default job options, same PostgreSQL server, own schema; ours on the PostgreSQL queue (QUEUE_BACKEND=postgres); rate = N / (max(finished_at_ms) - min(processed_at_ms))',
+        );
+        peer.note(
+          'like for like: both commit every transition to the same PostgreSQL server, so every attempt is durable in both',
+        );
       } else {
-        peer.note('BullMQ: one worker process, no-op processor, default job options (completed jobs kept), same Redis, own prefix; rate = N / (max(finishedOn) - min(processedOn))');
-        peer.note('not like for like: our every transition is a durable PostgreSQL commit (synchronous_commit=on); BullMQ writes only to Redis (here with no persistence)');
+        peer.note(
+          'BullMQ: one worker process, no-op processor, default job options (completed jobs kept), same Redis, own prefix; rate = N / (max(finishedOn) - min(processedOn))',
+        );
+        peer.note(
+          'not like for like: our every transition is a durable PostgreSQL commit (synchronous_commit=on); BullMQ writes only to Redis (here with no persistence)',
+        );
       }
       const r = peer.result('peer', runs, params);
       results.push(r);
@@ -163,7 +204,9 @@ async function main() {
           progress,
         });
       }
-      c.note('VmHWM is the kernel\'s peak resident set of the worker process (read before SIGTERM); VmRSS sampled every 100 ms');
+      c.note(
+        "VmHWM is the kernel's peak resident set of the worker process (read before SIGTERM); VmRSS sampled every 100 ms",
+      );
     });
   }
 
@@ -173,19 +216,29 @@ async function main() {
   }
   if (selected.has('latency')) {
     const runs = opts.runs ?? 1;
-    await guard('latency', runs, { seconds: opts['latency-seconds'], concurrency: opts.concurrency }, (c) => latencyScenario(c, ctx, runs));
+    await guard('latency', runs, { seconds: opts['latency-seconds'], concurrency: opts.concurrency }, (c) =>
+      latencyScenario(c, ctx, runs),
+    );
   }
   if (selected.has('schedule')) {
     const runs = opts.runs ?? 1;
     await guard(
       'schedule',
       runs,
-      { jobs: opts['schedule-jobs'], cron: '* * * * * *', seconds: opts['schedule-seconds'], SCHEDULE_INTERVAL: '60s', LOOKAHEAD: '70s' },
+      {
+        jobs: opts['schedule-jobs'],
+        cron: '* * * * * *',
+        seconds: opts['schedule-seconds'],
+        SCHEDULE_INTERVAL: '60s',
+        LOOKAHEAD: '70s',
+      },
       (c) => scheduleScenario(c, ctx, runs),
     );
   }
   if (selected.has('history')) {
-    await guard('history', 1, { n: opts['history-n'], jobs: 1000, drain: opts['history-drain'] }, (c) => historyScenario(c, ctx));
+    await guard('history', 1, { n: opts['history-n'], jobs: 1000, drain: opts['history-drain'] }, (c) =>
+      historyScenario(c, ctx),
+    );
   }
   if (selected.has('tick')) {
     const runs = opts.runs ?? 3;
@@ -193,14 +246,37 @@ async function main() {
   }
   if (selected.has('http')) {
     const runs = opts.runs ?? 1;
-    await guard('http', runs, { n: opts.n, concurrency: opts.concurrency, worker: 'functions/worker-process.ts (1 process)', receiver: 'test/bench/http-receiver.ts (1 process)' }, (c) =>
-      httpScenario(c, { n: opts.n, concurrency: opts.concurrency, runs, profile: opts['http-profile'] === 1, progress }),
+    await guard(
+      'http',
+      runs,
+      {
+        n: opts.n,
+        concurrency: opts.concurrency,
+        worker: 'functions/worker-process.ts (1 process)',
+        receiver: 'test/bench/http-receiver.ts (1 process)',
+      },
+      (c) =>
+        httpScenario(c, {
+          n: opts.n,
+          concurrency: opts.concurrency,
+          runs,
+          profile: opts['http-profile'] === 1,
+          progress,
+        }),
     );
   }
   if (selected.has('metrics')) {
     const runs = opts.runs ?? 3;
-    await guard('metrics', runs, { executions: opts['metrics-executions'], live: opts['metrics-live'], scrapes: opts['metrics-scrapes'], drain: opts['metrics-drain'] }, (c) =>
-      metricsScenario(c, ctx, runs),
+    await guard(
+      'metrics',
+      runs,
+      {
+        executions: opts['metrics-executions'],
+        live: opts['metrics-live'],
+        scrapes: opts['metrics-scrapes'],
+        drain: opts['metrics-drain'],
+      },
+      (c) => metricsScenario(c, ctx, runs),
     );
   }
   if (selected.has('profile')) {
@@ -208,7 +284,10 @@ async function main() {
   }
 
   const failed = results.filter((r) => !r.ok).map((r) => r.scenario);
-  if (!opts.json) process.stdout.write(`\n${failed.length ? `FAIL: ${failed.join(', ')}` : `all ${results.length} scenario(s) verified`}\n`);
+  if (!opts.json)
+    process.stdout.write(
+      `\n${failed.length ? `FAIL: ${failed.join(', ')}` : `all ${results.length} scenario(s) verified`}\n`,
+    );
   process.exit(failed.length ? 1 : 0);
 }
 

@@ -21,7 +21,10 @@ export async function axeViolations(page: Page): Promise<AxeFinding[]> {
   if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(axe.source);
   return page.evaluate(async (tags) => {
     const run = (globalThis as any).axe.run as (context: unknown, options: unknown) => Promise<any>;
-    const result = await run((globalThis as any).document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
+    const result = await run((globalThis as any).document, {
+      runOnly: { type: 'tag', values: tags },
+      resultTypes: ['violations'],
+    });
     return result.violations.map((v: any) => ({
       id: v.id,
       impact: v.impact,
@@ -71,6 +74,11 @@ export async function focusRing(page: Page): Promise<FocusRing> {
       node = node.parentElement;
     }
     const label = `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''} "${(el.textContent ?? '').trim().slice(0, 30)}"`;
-    return { element: label, outline: style.outlineStyle === 'none' ? 'none' : style.outlineColor, width: parseFloat(style.outlineWidth), behind };
+    return {
+      element: label,
+      outline: style.outlineStyle === 'none' ? 'none' : style.outlineColor,
+      width: parseFloat(style.outlineWidth),
+      behind,
+    };
   });
 }

@@ -23,7 +23,11 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard accessibility and layout in chromium',
   beforeAll(async () => {
     // A long look-ahead keeps the next cron fire time queued ahead of time (the overview must not call it due).
     [stack, browser] = await Promise.all([startStack({ LOOKAHEAD: '10m', SHUTDOWN_GRACE: '1s' }), launchBrowser()]);
-    const backup = await stack.api('POST', '/jobs', { name: 'backup', cron_expr: '*/5 * * * *', command: 'echo backed up' });
+    const backup = await stack.api('POST', '/jobs', {
+      name: 'backup',
+      cron_expr: '*/5 * * * *',
+      command: 'echo backed up',
+    });
     const digest = await stack.api('POST', '/jobs', {
       name: 'weekday digest',
       cron_expr: '*/15 9-17 * * mon-fri',
@@ -35,7 +39,11 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard accessibility and layout in chromium',
       max_concurrency_per_key: 1,
       rate_limit: { limit: 30, period_seconds: 60 },
     });
-    const flaky = await stack.api('POST', '/jobs', { name: 'flaky import', command: 'echo "timeout talking to upstream" >&2; exit 3', max_retries: 0 });
+    const flaky = await stack.api('POST', '/jobs', {
+      name: 'flaky import',
+      command: 'echo "timeout talking to upstream" >&2; exit 3',
+      max_retries: 0,
+    });
     const slow = await stack.api('POST', '/jobs', { name: 'slow report', command: 'sleep 900', timeout_seconds: 1200 });
     const retrying = await stack.api('POST', '/jobs', {
       name: 'retries later',
@@ -55,8 +63,16 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard accessibility and layout in chromium',
     await eventually(async () => (await status(ok.id)) === 'succeeded', 20_000, 100);
     await eventually(async () => (await status(dead.id)) === 'dead', 20_000, 100);
     await eventually(async () => (await status(running.id)) === 'running', 20_000, 100);
-    await eventually(async () => (await stack.api('GET', `/executions?job_id=${retrying.id}&status=retrying`)).data.length === 1, 20_000, 100);
-    await eventually(async () => (await stack.api('GET', `/executions?job_id=${backup.id}&status=queued`)).data.length > 0, 20_000, 100);
+    await eventually(
+      async () => (await stack.api('GET', `/executions?job_id=${retrying.id}&status=retrying`)).data.length === 1,
+      20_000,
+      100,
+    );
+    await eventually(
+      async () => (await stack.api('GET', `/executions?job_id=${backup.id}&status=queued`)).data.length > 0,
+      20_000,
+      100,
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -65,8 +81,17 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard accessibility and layout in chromium',
     await stack?.stop();
   }, 30_000);
 
-  async function signedIn(viewport: Viewport, theme: Theme, javaScriptEnabled = true): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ viewport: VIEWPORTS[viewport], baseURL: stack.base, colorScheme: theme, javaScriptEnabled });
+  async function signedIn(
+    viewport: Viewport,
+    theme: Theme,
+    javaScriptEnabled = true,
+  ): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({
+      viewport: VIEWPORTS[viewport],
+      baseURL: stack.base,
+      colorScheme: theme,
+      javaScriptEnabled,
+    });
     const page = await context.newPage();
     await page.goto('/login');
     await page.getByLabel('API key').fill(stack.apiKey);
@@ -98,12 +123,17 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard accessibility and layout in chromium',
     const found: string[] = [];
     for (const viewport of ['laptop', 'phone'] as const) {
       for (const theme of THEMES) {
-        const context = await browser.newContext({ viewport: VIEWPORTS[viewport], baseURL: stack.base, colorScheme: theme });
+        const context = await browser.newContext({
+          viewport: VIEWPORTS[viewport],
+          baseURL: stack.base,
+          colorScheme: theme,
+        });
         const problems = watch(context);
         problems.expect(404, /\/jobs\/999999$/);
         const page = await context.newPage();
         await page.goto('/login');
-        for (const v of await axeViolations(page)) found.push(`login ${viewport} ${theme}: ${v.id} ${v.help}\n  ${v.nodes.join('\n  ')}`);
+        for (const v of await axeViolations(page))
+          found.push(`login ${viewport} ${theme}: ${v.id} ${v.help}\n  ${v.nodes.join('\n  ')}`);
         await screenshot(page, `login-${theme}`, viewport);
         await page.getByLabel('API key').fill(stack.apiKey);
         await page.getByRole('button', { name: 'Sign in' }).click();
@@ -118,7 +148,8 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard accessibility and layout in chromium',
             await page.waitForURL(/\/jobs\/new\?draft=/);
           }
           await page.getByRole('main').waitFor();
-          for (const v of await axeViolations(page)) found.push(`${name} ${viewport} ${theme}: ${v.id} ${v.help}\n  ${v.nodes.join('\n  ')}`);
+          for (const v of await axeViolations(page))
+            found.push(`${name} ${viewport} ${theme}: ${v.id} ${v.help}\n  ${v.nodes.join('\n  ')}`);
           await screenshot(page, `${name}-${theme}`, viewport);
         }
         await context.close();
@@ -143,7 +174,10 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard accessibility and layout in chromium',
           seen.add(ring.element);
           checked += 1;
           const ratio = ring.outline === 'none' ? 0 : contrast(ring.outline, ring.behind);
-          if (ring.width < 2 || ratio < 3) weak.push(`${theme} ${path} ${ring.element}: ${ring.outline} ${ring.width}px on ${ring.behind} = ${ratio.toFixed(2)}:1`);
+          if (ring.width < 2 || ratio < 3)
+            weak.push(
+              `${theme} ${path} ${ring.element}: ${ring.outline} ${ring.width}px on ${ring.behind} = ${ratio.toFixed(2)}:1`,
+            );
         }
       }
       await page.goto('/jobs');
@@ -160,13 +194,27 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard accessibility and layout in chromium',
   it('keeps times on one line at 390 px, lines up the form fields, and gives the dead-letter checkboxes 44 px labels', async () => {
     const { context, page } = await signedIn('phone', 'light');
     const broken: string[] = [];
-    for (const path of ['/', '/jobs', `/jobs/${ids.digest}`, `/executions/${ids.ok}`, `/executions/${ids.running}`, `/executions/${ids.running}/cancel`, '/dead', '/workers', '/lanes']) {
+    for (const path of [
+      '/',
+      '/jobs',
+      `/jobs/${ids.digest}`,
+      `/executions/${ids.ok}`,
+      `/executions/${ids.running}`,
+      `/executions/${ids.running}/cancel`,
+      '/dead',
+      '/workers',
+      '/lanes',
+    ]) {
       await page.goto(path);
       const split = await page.evaluate(() =>
-        [...(globalThis as any).document.querySelectorAll('time, .nowrap')].filter((el: any) => el.getClientRects().length > 1).map((el: any) => el.textContent),
+        [...(globalThis as any).document.querySelectorAll('time, .nowrap')]
+          .filter((el: any) => el.getClientRects().length > 1)
+          .map((el: any) => el.textContent),
       );
       broken.push(...split.map((text: string) => `${path}: "${text}"`));
-      const overflow = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth - (globalThis as any).innerWidth);
+      const overflow = await page.evaluate(
+        () => (globalThis as any).document.documentElement.scrollWidth - (globalThis as any).innerWidth,
+      );
       expect(overflow, path).toBeLessThanOrEqual(0);
     }
     // The preview of a zoned schedule: each fire time stays whole, the UTC one too.
@@ -174,8 +222,11 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard accessibility and layout in chromium',
     await page.getByLabel('Cron expression', { exact: true }).fill('*/15 9-17 * * mon-fri');
     await page.getByLabel('Time zone', { exact: true }).fill('Europe/Paris');
     await page.locator('#schedule-preview').getByText('every 15 minutes from 09:00 to 17:45 on weekdays').waitFor();
-    const previewSplit = await page.evaluate(() =>
-      [...(globalThis as any).document.querySelectorAll('#schedule-preview time, #schedule-preview .nowrap')].filter((el: any) => el.getClientRects().length > 1).length,
+    const previewSplit = await page.evaluate(
+      () =>
+        [...(globalThis as any).document.querySelectorAll('#schedule-preview time, #schedule-preview .nowrap')].filter(
+          (el: any) => el.getClientRects().length > 1,
+        ).length,
     );
     expect(previewSplit).toBe(0);
     await screenshot(page, 'fix-times-and-cron-words', 'phone');
@@ -205,9 +256,11 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard accessibility and layout in chromium',
     const top = async (id: string) => (await laptop.page.locator(`#${id}`).boundingBox())!.y;
     const left = async (selector: string) => (await laptop.page.locator(selector).boundingBox())!.x;
     const limits = await Promise.all(['f-max_retries', 'f-timeout_seconds', 'f-lane', 'f-priority'].map(top));
-    for (const y of limits) expect(Math.abs(y - limits[0]!), 'Retries, Timeout, Lane and Priority line up').toBeLessThanOrEqual(1);
+    for (const y of limits)
+      expect(Math.abs(y - limits[0]!), 'Retries, Timeout, Lane and Priority line up').toBeLessThanOrEqual(1);
     const when = await Promise.all(['f-cron_expr', 'f-timezone', 'f-run_at'].map(top));
-    for (const y of when) expect(Math.abs(y - when[0]!), 'Cron, Time zone and Run once at line up').toBeLessThanOrEqual(1);
+    for (const y of when)
+      expect(Math.abs(y - when[0]!), 'Cron, Time zone and Run once at line up').toBeLessThanOrEqual(1);
     expect(await left('#f-run_at-hint')).toBe(await left('#f-run_at'));
     await screenshot(laptop.page, 'fix-form-alignment', 'laptop');
     await laptop.context.close();
@@ -216,7 +269,8 @@ describe.skipIf(!HAS_CHROMIUM)('dashboard accessibility and layout in chromium',
   it('says what the overview counts: queued ahead is not due, busy slots are as last reported', async () => {
     for (const theme of THEMES) {
       const { context, page } = await signedIn('laptop', theme);
-      const card = (label: string | RegExp) => page.locator('.card').filter({ has: page.locator('.card-label', { hasText: label }) });
+      const card = (label: string | RegExp) =>
+        page.locator('.card').filter({ has: page.locator('.card-label', { hasText: label }) });
       await card(/^queued now, \d+ of them not due yet$/).waitFor();
       expect(await card('due and waiting for a worker').locator('.card-value').textContent()).toBe('0');
       expect(await card('longest wait of those').locator('.card-value').textContent()).toBe('—');

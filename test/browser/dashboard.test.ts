@@ -17,7 +17,9 @@ if (!HAS_CHROMIUM) {
   console.warn(`SKIPPED browser tests: ${CHROMIUM} is missing (install it with: apt-get install -y chromium)`);
 }
 
-const title = HAS_CHROMIUM ? 'dashboard in chromium' : `dashboard in chromium (SKIPPED: ${CHROMIUM} is missing; apt-get install -y chromium)`;
+const title = HAS_CHROMIUM
+  ? 'dashboard in chromium'
+  : `dashboard in chromium (SKIPPED: ${CHROMIUM} is missing; apt-get install -y chromium)`;
 
 describe.skipIf(!HAS_CHROMIUM)(title, () => {
   let stack: Stack;
@@ -42,7 +44,10 @@ describe.skipIf(!HAS_CHROMIUM)(title, () => {
     await page.waitForURL(`${stack.base}/`);
   }
 
-  async function createJobThroughForm(page: Page, fields: { name: string; command: string; cron?: string; retries?: string }) {
+  async function createJobThroughForm(
+    page: Page,
+    fields: { name: string; command: string; cron?: string; retries?: string },
+  ) {
     await page.getByRole('link', { name: 'Jobs', exact: true }).click();
     await page.getByRole('link', { name: 'New job' }).click();
     await page.getByLabel('Name', { exact: true }).fill(fields.name);
@@ -51,7 +56,10 @@ describe.skipIf(!HAS_CHROMIUM)(title, () => {
     if (fields.retries !== undefined) await page.getByLabel('Retries', { exact: true }).fill(fields.retries);
     await page.getByRole('button', { name: 'Create job' }).click();
     await page.waitForURL(/\/jobs\/\d+$/);
-    await page.getByRole('status').getByText(/Job #\d+ created/).waitFor();
+    await page
+      .getByRole('status')
+      .getByText(/Job #\d+ created/)
+      .waitFor();
     return /\/jobs\/(\d+)$/.exec(page.url())![1]!;
   }
 
@@ -72,7 +80,10 @@ describe.skipIf(!HAS_CHROMIUM)(title, () => {
     await page.getByLabel('Time zone', { exact: true }).fill('America/New_York');
     await page.locator('#schedule-preview').getByText('at 02:30 every day').waitFor();
     await page.getByLabel('Cron expression', { exact: true }).fill('0 0 30 2 *');
-    await page.locator('#schedule-preview').getByText(/never fires/).waitFor();
+    await page
+      .locator('#schedule-preview')
+      .getByText(/never fires/)
+      .waitFor();
 
     // A job through the form. Its run waits for a file the test creates, so the page is seen before and after the
     // run finishes, and must show the success without being reloaded.
@@ -92,7 +103,10 @@ describe.skipIf(!HAS_CHROMIUM)(title, () => {
     await live.locator('.st-succeeded').waitFor({ timeout: 20_000 });
     expect(await page.evaluate(() => (globalThis as any).sameDocument)).toBe(true);
 
-    await live.getByRole('link', { name: /^#\d+$/ }).first().click();
+    await live
+      .getByRole('link', { name: /^#\d+$/ })
+      .first()
+      .click();
     await page.waitForURL(/\/executions\/\d+$/);
     expect(await page.getByLabel('Output', { exact: true }).textContent()).toBe('hello from the dashboard\n');
     await page.getByRole('link', { name: 'report "daily" <ok>' }).click();
@@ -116,10 +130,18 @@ describe.skipIf(!HAS_CHROMIUM)(title, () => {
     await page.getByRole('checkbox', { name: `Select execution ${dead.id}` }).check();
     await page.getByRole('button', { name: 'Replay selected' }).click();
     await page.getByRole('status').getByText('Replayed as a new attempt chain.').waitFor();
-    const replays = (await stack.api('GET', `/executions?job_id=${failingId}`)).data.filter((e: any) => e.trigger === 'replay');
+    const replays = (await stack.api('GET', `/executions?job_id=${failingId}`)).data.filter(
+      (e: any) => e.trigger === 'replay',
+    );
     expect(replays).toEqual([expect.objectContaining({ retry_of: dead.id, attempt: 1 })]);
-    await page.getByRole('status').getByRole('link', { name: `Execution #${replays[0].id}` }).click();
-    await page.getByRole('listitem').filter({ hasText: `replays #${dead.id}` }).waitFor();
+    await page
+      .getByRole('status')
+      .getByRole('link', { name: `Execution #${replays[0].id}` })
+      .click();
+    await page
+      .getByRole('listitem')
+      .filter({ hasText: `replays #${dead.id}` })
+      .waitFor();
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/login$/);
@@ -133,9 +155,23 @@ describe.skipIf(!HAS_CHROMIUM)(title, () => {
   }, 120_000);
 
   it('renders every page on a laptop and a phone, with no failed request or console error', async () => {
-    const ok = await stack.api('POST', '/jobs', { name: 'backup', cron_expr: '*/5 * * * *', command: 'echo backed up' });
-    const paris = await stack.api('POST', '/jobs', { name: 'weekday digest', cron_expr: '0 9 * * 1-5', timezone: 'Europe/Paris', command: 'echo digest', status: 'paused' });
-    const bad = await stack.api('POST', '/jobs', { name: 'flaky import', command: 'echo "connecting"; echo "timeout talking to upstream" >&2; exit 3', max_retries: 0 });
+    const ok = await stack.api('POST', '/jobs', {
+      name: 'backup',
+      cron_expr: '*/5 * * * *',
+      command: 'echo backed up',
+    });
+    const paris = await stack.api('POST', '/jobs', {
+      name: 'weekday digest',
+      cron_expr: '0 9 * * 1-5',
+      timezone: 'Europe/Paris',
+      command: 'echo digest',
+      status: 'paused',
+    });
+    const bad = await stack.api('POST', '/jobs', {
+      name: 'flaky import',
+      command: 'echo "connecting"; echo "timeout talking to upstream" >&2; exit 3',
+      max_retries: 0,
+    });
     const run = await stack.api('POST', `/jobs/${ok.id}/trigger`);
     const failed = await stack.api('POST', `/jobs/${bad.id}/trigger`);
     await eventually(async () => (await stack.api('GET', `/executions/${run.id}`)).status === 'succeeded', 20_000, 100);
@@ -191,7 +227,11 @@ describe.skipIf(!HAS_CHROMIUM)(title, () => {
       await page.getByLabel('Command', { exact: true }).fill('echo "never"');
       await page.getByLabel('Cron expression', { exact: true }).fill('0 0 30 2 *');
       await page.getByRole('button', { name: 'Create job' }).click();
-      await page.getByRole('alert').getByText(/never fires/).first().waitFor();
+      await page
+        .getByRole('alert')
+        .getByText(/never fires/)
+        .first()
+        .waitFor();
       expect(new URL(page.url()).pathname).toBe('/jobs/new');
       expect(await page.getByLabel('Command', { exact: true }).inputValue()).toBe('echo "never"');
       await screenshot(page, 'job-new-error', viewport);

@@ -23,7 +23,10 @@ export interface FormClient {
   signIn(key: string): Promise<FormResponse>;
 }
 
-export function formClient(app: { request(path: string, init: RequestInit): Response | Promise<Response> }, headers: Record<string, string> = {}): FormClient {
+export function formClient(
+  app: { request(path: string, init: RequestInit): Response | Promise<Response> },
+  headers: Record<string, string> = {},
+): FormClient {
   const jar = new Map<string, string>();
   const setCookies: string[] = [];
   const client: FormClient = {
@@ -65,5 +68,8 @@ export function formClient(app: { request(path: string, init: RequestInit): Resp
 
 /** Undoes the HTML escaping hono/jsx applies to text (`&amp;`, `&lt;`, `&gt;`, `&quot;`, `&#39;`). */
 export function unescapeHtml(text: string): string {
-  return text.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
+  return text.replace(
+    /&(amp|lt|gt|quot|#39);/g,
+    (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!,
+  );
 }

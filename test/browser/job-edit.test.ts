@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { HAS_CHROMIUM, CHROMIUM, VIEWPORTS, launchBrowser, screenshot, startStack, watch, type Stack } from './support';
 
-const title = HAS_CHROMIUM ? 'job editing in chromium' : `job editing in chromium (SKIPPED: ${CHROMIUM} is missing; apt-get install -y chromium)`;
+const title = HAS_CHROMIUM
+  ? 'job editing in chromium'
+  : `job editing in chromium (SKIPPED: ${CHROMIUM} is missing; apt-get install -y chromium)`;
 
 describe.skipIf(!HAS_CHROMIUM)(title, () => {
   let stack: Stack;
@@ -29,7 +31,12 @@ describe.skipIf(!HAS_CHROMIUM)(title, () => {
   }
 
   it('edits a job: prefilled form, same validation, schedule preview, new schedule and version on the job page', async () => {
-    const job = await stack.api('POST', '/jobs', { name: 'edit-me', command: 'echo before', cron_expr: '*/5 * * * *', timezone: 'UTC' });
+    const job = await stack.api('POST', '/jobs', {
+      name: 'edit-me',
+      command: 'echo before',
+      cron_expr: '*/5 * * * *',
+      timezone: 'UTC',
+    });
     const context = await browser.newContext({ viewport: VIEWPORTS.laptop, baseURL: stack.base });
     const problems = watch(context);
     const page = await context.newPage();
@@ -45,7 +52,10 @@ describe.skipIf(!HAS_CHROMIUM)(title, () => {
     problems.expect(400, new RegExp(`/jobs/${job.id}/edit$`));
     await page.getByLabel('Cron expression', { exact: true }).fill('0 0 30 2 *');
     await page.getByRole('button', { name: 'Save changes' }).click();
-    await page.getByRole('alert').getByText(/never fires/).waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(/never fires/)
+      .waitFor();
     await expect(page.getByLabel('Cron expression', { exact: true }).inputValue()).resolves.toBe('0 0 30 2 *');
 
     // The new schedule is previewed while typing.
@@ -60,12 +70,19 @@ describe.skipIf(!HAS_CHROMIUM)(title, () => {
     await page.getByRole('status').getByText(`Job #${job.id} saved as version 2`).waitFor();
 
     const history = page.getByRole('table', { name: 'Versions of this job, newest first' });
-    await expect(history.getByRole('row').nth(1).innerText()).resolves.toMatch(/v2[\s\S]*key1[\s\S]*cron_expr: \*\/5 \* \* \* \* → 15 3 \* \* \*/);
+    await expect(history.getByRole('row').nth(1).innerText()).resolves.toMatch(
+      /v2[\s\S]*key1[\s\S]*cron_expr: \*\/5 \* \* \* \* → 15 3 \* \* \*/,
+    );
     await expect(history.innerText()).resolves.toMatch(/timezone: UTC → Europe\/Paris/);
     await expect(history.innerText()).resolves.toMatch(/command: echo before → echo after/);
     await expect(page.getByText('15 3 * * *').first().isVisible()).resolves.toBe(true);
     const saved = await stack.api('GET', `/jobs/${job.id}`);
-    expect(saved).toMatchObject({ cron_expr: '15 3 * * *', timezone: 'Europe/Paris', command: 'echo after', version: 2 });
+    expect(saved).toMatchObject({
+      cron_expr: '15 3 * * *',
+      timezone: 'Europe/Paris',
+      command: 'echo after',
+      version: 2,
+    });
 
     // Saving the form unchanged keeps the version.
     await page.getByRole('link', { name: 'Edit', exact: true }).click();
@@ -78,7 +95,12 @@ describe.skipIf(!HAS_CHROMIUM)(title, () => {
   }, 90_000);
 
   it('backfills past fire times after a dry-run preview', async () => {
-    const job = await stack.api('POST', '/jobs', { name: 'backfill-me', handler: 'noop', cron_expr: '0 * * * *', status: 'paused' });
+    const job = await stack.api('POST', '/jobs', {
+      name: 'backfill-me',
+      handler: 'noop',
+      cron_expr: '0 * * * *',
+      status: 'paused',
+    });
     const context = await browser.newContext({ viewport: VIEWPORTS.laptop, baseURL: stack.base });
     const problems = watch(context);
     const page = await context.newPage();

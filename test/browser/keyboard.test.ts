@@ -8,7 +8,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { eventually } from '../support/env';
-import { HAS_CHROMIUM, VIEWPORTS, launchBrowser, screenshot, startStack, watch, type Problems, type Stack } from './support';
+import {
+  HAS_CHROMIUM,
+  VIEWPORTS,
+  launchBrowser,
+  screenshot,
+  startStack,
+  watch,
+  type Problems,
+  type Stack,
+} from './support';
 
 /** What has focus: tag, id, text, the form it posts, what describes it. */
 async function focused(page: Page) {
@@ -58,7 +67,9 @@ describe.skipIf(!HAS_CHROMIUM)('keyboard paths in chromium', () => {
   }, 30_000);
 
   /** A laptop-sized context signed in with the keyboard: the key field has focus when the page opens. */
-  async function signIn(javaScriptEnabled = true): Promise<{ context: BrowserContext; page: Page; problems: Problems }> {
+  async function signIn(
+    javaScriptEnabled = true,
+  ): Promise<{ context: BrowserContext; page: Page; problems: Problems }> {
     const context = await browser.newContext({ viewport: VIEWPORTS.laptop, baseURL: stack.base, javaScriptEnabled });
     const problems = watch(context);
     const page = await context.newPage();
@@ -91,7 +102,11 @@ describe.skipIf(!HAS_CHROMIUM)('keyboard paths in chromium', () => {
 
     // Reloading asks for the same page again: a GET, never the POST.
     const methods: string[] = [];
-    page.on('request', (request) => request.isNavigationRequest() && methods.push(`${request.method()} ${new URL(request.url()).pathname}`));
+    page.on(
+      'request',
+      (request) =>
+        request.isNavigationRequest() && methods.push(`${request.method()} ${new URL(request.url()).pathname}`),
+    );
     await page.reload();
     expect(methods).toEqual(['GET /jobs/new']);
     await page.getByRole('alert').getByText('Enter a name.').first().waitFor();
@@ -160,7 +175,10 @@ describe.skipIf(!HAS_CHROMIUM)('keyboard paths in chromium', () => {
 
   it('replays: "Replay selected" follows the ticked rows, and focus lands on the notice', async () => {
     const job = await stack.api('POST', '/jobs', { name: 'always fails', command: 'exit 1', max_retries: 0 });
-    const runs = [await stack.api('POST', `/jobs/${job.id}/trigger`), await stack.api('POST', `/jobs/${job.id}/trigger`)];
+    const runs = [
+      await stack.api('POST', `/jobs/${job.id}/trigger`),
+      await stack.api('POST', `/jobs/${job.id}/trigger`),
+    ];
     for (const run of runs) await eventually(async () => (await status(run.id)) === 'dead', 20_000, 100);
     const { context, page, problems } = await signIn();
 
@@ -203,7 +221,9 @@ describe.skipIf(!HAS_CHROMIUM)('keyboard paths in chromium', () => {
       await tabTo(page, 'a', 'Cancel execution…');
       await enter(page);
       await page.waitForURL(new RegExp(`/executions/${run.id}/cancel$`));
-      await page.getByRole('heading', { name: `Cancel execution #${run.id} of “long ${js ? 'js' : 'no-js'}”?` }).waitFor();
+      await page
+        .getByRole('heading', { name: `Cancel execution #${run.id} of “long ${js ? 'js' : 'no-js'}”?` })
+        .waitFor();
       expect(await status(run.id), 'asking cancels nothing').toBe('running');
       await screenshot(page, `fix-cancel-confirm-${js ? 'js' : 'nojs'}`, 'laptop');
 

@@ -13,7 +13,9 @@ const KEYS = {
   admin: `ad-${Math.random().toString(36).slice(2)}`,
 };
 
-const title = HAS_CHROMIUM ? 'roles in chromium' : `roles in chromium (SKIPPED: ${CHROMIUM} is missing; apt-get install -y chromium)`;
+const title = HAS_CHROMIUM
+  ? 'roles in chromium'
+  : `roles in chromium (SKIPPED: ${CHROMIUM} is missing; apt-get install -y chromium)`;
 
 describe.skipIf(!HAS_CHROMIUM)(title, () => {
   let stack: Stack;
@@ -96,7 +98,9 @@ describe.skipIf(!HAS_CHROMIUM)(title, () => {
     await context.close();
 
     // The run is in the audit trail under the key's name.
-    const audit = await fetch(`${stack.base}/api/v1/audit?action=job.trigger`, { headers: { Authorization: `Bearer ${KEYS.admin}` } });
+    const audit = await fetch(`${stack.base}/api/v1/audit?action=job.trigger`, {
+      headers: { Authorization: `Bearer ${KEYS.admin}` },
+    });
     const rows = ((await audit.json()) as { data: { key: string; target: string }[] }).data;
     expect(rows).toMatchObject([{ key: 'ci', target: `job:${jobId}` }]);
   });

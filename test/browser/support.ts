@@ -58,7 +58,10 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
     async api(method, path, body) {
       const res = await fetch(`${base}/api/v1${path}`, {
         method,
-        headers: { Authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        headers: {
+          Authorization: `Bearer ${apiKey}`,
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await res.text();

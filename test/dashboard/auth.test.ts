@@ -38,10 +38,15 @@ describe('with API keys', () => {
 
   it('builds every dashboard route from DASHBOARD_ROUTES, so none can miss the gate', () => {
     const registered = h.app.routes
-      .filter((r) => r.method !== 'ALL' && !r.path.startsWith('/api/v1') && r.path !== '/healthz' && r.path !== '/metrics')
+      .filter(
+        (r) => r.method !== 'ALL' && !r.path.startsWith('/api/v1') && r.path !== '/healthz' && r.path !== '/metrics',
+      )
       .map((r) => `${r.method} ${r.path}`);
     expect(new Set(registered)).toEqual(new Set(DASHBOARD_ROUTES.map((r) => `${r.method} ${r.path}`)));
-    expect(DASHBOARD_ROUTES.filter((r) => r.access === 'public').map((r) => r.path)).toEqual(['/assets/dashboard.css', '/assets/dashboard.js']);
+    expect(DASHBOARD_ROUTES.filter((r) => r.access === 'public').map((r) => r.path)).toEqual([
+      '/assets/dashboard.css',
+      '/assets/dashboard.js',
+    ]);
   });
 
   it('refuses every page, fragment and action without a valid session, and changes nothing', async () => {
@@ -62,7 +67,10 @@ describe('with API keys', () => {
       const path = concrete(route.path, ids);
       for (const [label, cookie] of cookies) {
         const headers: Record<string, string> = cookie ? { Cookie: cookie } : {};
-        const body = route.method === 'POST' ? new URLSearchParams({ _csrf: 'x'.repeat(43), ids: ids.execution, name: 'evil', command: 'id' }).toString() : undefined;
+        const body =
+          route.method === 'POST'
+            ? new URLSearchParams({ _csrf: 'x'.repeat(43), ids: ids.execution, name: 'evil', command: 'id' }).toString()
+            : undefined;
         if (body) headers['Content-Type'] = 'application/x-www-form-urlencoded';
         const res = await h.app.request(path, { method: route.method, headers, body });
         const what = `${route.method} ${path} (${route.access}, cookie: ${label})`;
@@ -86,7 +94,10 @@ describe('with API keys', () => {
     const b = browser(h);
     expect((await b.signIn()).status).toBe(303);
     for (const route of guarded.filter((r) => r.method === 'GET')) {
-      const res = await b.request('GET', concrete(route.path, ids) + (route.access === 'fragment' ? '?cron_expr=%40daily' : ''));
+      const res = await b.request(
+        'GET',
+        concrete(route.path, ids) + (route.access === 'fragment' ? '?cron_expr=%40daily' : ''),
+      );
       expect(res.status, `${route.path} with a session`).toBe(200);
     }
   });
@@ -110,12 +121,17 @@ describe('with API keys', () => {
     }
     // The table holds a hash of the token and a fingerprint of the key, never either of them.
     const { rows } = await h.env.pool.query('SELECT * FROM dashboard_sessions');
-    const stored = JSON.stringify(rows.map((r) => Object.values(r).map((v) => (Buffer.isBuffer(v) ? v.toString('hex') : String(v)))));
-    for (const secret of [token, OTHER_KEY, Buffer.from(OTHER_KEY).toString('hex'), Buffer.from(token).toString('hex')]) expect(stored).not.toContain(secret);
+    const stored = JSON.stringify(
+      rows.map((r) => Object.values(r).map((v) => (Buffer.isBuffer(v) ? v.toString('hex') : String(v)))),
+    );
+    for (const secret of [token, OTHER_KEY, Buffer.from(OTHER_KEY).toString('hex'), Buffer.from(token).toString('hex')])
+      expect(stored).not.toContain(secret);
     // The same database with OTHER_KEY no longer configured: the session ends, and stays ended if the key comes back.
     const narrowed = await apiHarness({ apiKeys: [KEY], store: h.env.store });
     try {
-      expect((await narrowed.app.request('/jobs', { headers: { Cookie: `jobs_session=${session}` } })).status).toBe(303);
+      expect((await narrowed.app.request('/jobs', { headers: { Cookie: `jobs_session=${session}` } })).status).toBe(
+        303,
+      );
       expect((await h.app.request('/jobs', { headers: { Cookie: `jobs_session=${session}` } })).status).toBe(303);
     } finally {
       await narrowed.cleanup();
@@ -147,7 +163,13 @@ describe('with API keys', () => {
     const token = await alice.csrf();
     expect(token).not.toBe(await bob.csrf());
     const pause = `/jobs/${ids.job}/pause`;
-    const forms: Record<string, string>[] = [{}, { _csrf: '' }, { _csrf: 'wrong' }, { _csrf: await bob.csrf() }, { _csrf: `${token}x` }];
+    const forms: Record<string, string>[] = [
+      {},
+      { _csrf: '' },
+      { _csrf: 'wrong' },
+      { _csrf: await bob.csrf() },
+      { _csrf: `${token}x` },
+    ];
     for (const form of forms) {
       const res = await alice.request('POST', pause, { form });
       expect(res.status, JSON.stringify(form)).toBe(403);
@@ -155,11 +177,15 @@ describe('with API keys', () => {
     // Any other body type reads as an empty form, so it has no token either.
     const json = await alice.request('POST', pause, { headers: { 'Content-Type': 'application/json' } });
     expect(json.status).toBe(403);
-    expect((await h.call('GET', `/api/v1/jobs/${ids.job}`, { headers: { Authorization: `Bearer ${KEY}` } })).body.status).toBe('active');
+    expect(
+      (await h.call('GET', `/api/v1/jobs/${ids.job}`, { headers: { Authorization: `Bearer ${KEY}` } })).body.status,
+    ).toBe('active');
 
     const ok = await alice.request('POST', pause, { form: { _csrf: token } });
     expect(ok.status).toBe(303);
-    expect((await h.call('GET', `/api/v1/jobs/${ids.job}`, { headers: { Authorization: `Bearer ${KEY}` } })).body.status).toBe('paused');
+    expect(
+      (await h.call('GET', `/api/v1/jobs/${ids.job}`, { headers: { Authorization: `Bearer ${KEY}` } })).body.status,
+    ).toBe('paused');
   });
 
   it('never echoes the key: not in the page, the redirect, a cookie or the log', async () => {
@@ -171,14 +197,18 @@ describe('with API keys', () => {
     const refused = await b.request('GET', '/login');
     expect(refused.status).toBe(200);
     expect(refused.text).toContain('<title>Error: sign in');
-    expect(refused.text).toMatch(/<p class="field-error" id="key-error" role="alert">That key is not one of the configured API keys.<\/p>/);
+    expect(refused.text).toMatch(
+      /<p class="field-error" id="key-error" role="alert">That key is not one of the configured API keys.<\/p>/,
+    );
     expect(refused.text).not.toContain('wrong-key-Q9x');
     expect(refused.text).toMatch(/<input[^>]*name="key"(?![^>]*value=)[^>]*aria-invalid="true"[^>]*>/);
     expect((await b.request('GET', '/login')).text, 'the notice shows once').not.toContain('key-error');
     const empty = await b.signIn('');
     expect(empty.headers.get('location')).toBe('/login');
     expect((await b.request('GET', '/login')).text).toContain('Enter an API key.');
-    const withNext = await b.request('POST', '/login', { form: { key: 'nope', _csrf: await b.csrf('/login?next=%2Fjobs'), next: '/jobs' } });
+    const withNext = await b.request('POST', '/login', {
+      form: { key: 'nope', _csrf: await b.csrf('/login?next=%2Fjobs'), next: '/jobs' },
+    });
     expect(withNext.headers.get('location')).toBe('/login?next=%2Fjobs');
 
     const ok = await b.signIn();
@@ -187,7 +217,13 @@ describe('with API keys', () => {
     for (const page of ['/', '/jobs', '/jobs/new', '/executions', '/dead', '/workers']) {
       expect((await b.request('GET', page)).text, page).not.toContain(KEY);
     }
-    const encodings = [KEY, encodeURIComponent(KEY), Buffer.from(KEY).toString('base64'), Buffer.from(KEY).toString('base64url'), Buffer.from(KEY).toString('hex')];
+    const encodings = [
+      KEY,
+      encodeURIComponent(KEY),
+      Buffer.from(KEY).toString('base64'),
+      Buffer.from(KEY).toString('base64url'),
+      Buffer.from(KEY).toString('hex'),
+    ];
     for (const line of b.setCookies) for (const form of encodings) expect(line).not.toContain(form);
     const session = b.setCookies.find((c) => c.startsWith('jobs_session='))!;
     expect(session).toMatch(/HttpOnly/);
@@ -200,7 +236,9 @@ describe('with API keys', () => {
     expect(logged).toContain('dashboard.login_failed');
 
     // The session grants the dashboard only, never the API.
-    const api = await h.app.request('/api/v1/jobs', { headers: { Cookie: `jobs_session=${b.jar.get('jobs_session')}` } });
+    const api = await h.app.request('/api/v1/jobs', {
+      headers: { Cookie: `jobs_session=${b.jar.get('jobs_session')}` },
+    });
     expect(api.status).toBe(401);
   });
 
@@ -262,7 +300,9 @@ describe('with API keys', () => {
     for (const path of ['/jobs', '/', '/workers']) {
       expect((await h.app.request(path, { headers: { Cookie: `jobs_session=${copy}` } })).status, path).toBe(303);
     }
-    const { rows } = await h.env.pool.query(`SELECT action, key_name, outcome FROM audit_log WHERE action LIKE 'session.%' ORDER BY id`);
+    const { rows } = await h.env.pool.query(
+      `SELECT action, key_name, outcome FROM audit_log WHERE action LIKE 'session.%' ORDER BY id`,
+    );
     expect(rows).toEqual([
       { action: 'session.sign_in', key_name: 'key1', outcome: 'ok' },
       { action: 'session.sign_out', key_name: 'key1', outcome: 'ok' },
@@ -315,7 +355,12 @@ describe('without API keys', () => {
 /** A job and one queued execution, created through the REST API with the key. */
 async function seedWithKey(harness: Harness): Promise<{ job: string; execution: string }> {
   const auth = { Authorization: `Bearer ${KEY}` };
-  const job = (await harness.call('POST', '/api/v1/jobs', { body: { name: 'guarded', command: 'echo hi', cron_expr: '@daily' }, headers: auth })).body;
+  const job = (
+    await harness.call('POST', '/api/v1/jobs', {
+      body: { name: 'guarded', command: 'echo hi', cron_expr: '@daily' },
+      headers: auth,
+    })
+  ).body;
   const execution = (await harness.call('POST', `/api/v1/jobs/${job.id}/trigger`, { headers: auth })).body;
   return { job: job.id, execution: execution.id };
 }

@@ -23,27 +23,43 @@ async function editForm(id: string, changes: Record<string, string>) {
     if (/type="checkbox"/.test(m[0]) && !/\schecked/.test(m[0])) continue;
     form[m[2]!] = unescapeHtml(m[3]!);
   }
-  for (const m of page.text.matchAll(/<textarea[^>]*name="([a-z_]+)"[^>]*>([\s\S]*?)<\/textarea>/g)) form[m[1]!] = unescapeHtml(m[2]!).replace(/^\n/, '');
-  for (const m of page.text.matchAll(/<select[^>]*name="([a-z_]+)"[\s\S]*?<option[^>]*value="([^"]*)"[^>]*selected/g)) form[m[1]!] = m[2]!;
+  for (const m of page.text.matchAll(/<textarea[^>]*name="([a-z_]+)"[^>]*>([\s\S]*?)<\/textarea>/g))
+    form[m[1]!] = unescapeHtml(m[2]!).replace(/^\n/, '');
+  for (const m of page.text.matchAll(/<select[^>]*name="([a-z_]+)"[\s\S]*?<option[^>]*value="([^"]*)"[^>]*selected/g))
+    form[m[1]!] = m[2]!;
   return { ...form, ...changes };
 }
 
 describe('dashboard edit', () => {
   it('prefills, saves as a new version by the signed-in key (anonymous when open), keeps managed_by, and refuses what create refuses', async () => {
     const job = await h.createJob({ cron_expr: '*/5 * * * *', managed_by: 'jobs-apply', payload: { team: 'ops' } });
-    const saved = await b.request('POST', `/jobs/${job.id}/edit`, { form: await editForm(job.id, { cron_expr: '*/10 * * * *' }) });
+    const saved = await b.request('POST', `/jobs/${job.id}/edit`, {
+      form: await editForm(job.id, { cron_expr: '*/10 * * * *' }),
+    });
     expect(saved.status, saved.text.match(/<div class="error-summary"[\s\S]*?<\/div>/)?.[0]).toBe(303);
     const after = await h.env.store.jobGet(job.id);
-    expect(after).toMatchObject({ cronExpr: '*/10 * * * *', managedBy: 'jobs-apply', version: 2, payload: { team: 'ops' } });
+    expect(after).toMatchObject({
+      cronExpr: '*/10 * * * *',
+      managedBy: 'jobs-apply',
+      version: 2,
+      payload: { team: 'ops' },
+    });
     const versions = await h.env.store.jobVersions(job.id);
-    expect(versions![0]).toMatchObject({ actor: 'anonymous', changes: [{ field: 'cron_expr', old: '*/5 * * * *', new: '*/10 * * * *' }] });
+    expect(versions![0]).toMatchObject({
+      actor: 'anonymous',
+      changes: [{ field: 'cron_expr', old: '*/5 * * * *', new: '*/10 * * * *' }],
+    });
 
-    const refused = await b.request('POST', `/jobs/${job.id}/edit`, { form: await editForm(job.id, { cron_expr: '0 0 30 2 *', priority: '500' }) });
+    const refused = await b.request('POST', `/jobs/${job.id}/edit`, {
+      form: await editForm(job.id, { cron_expr: '0 0 30 2 *', priority: '500' }),
+    });
     expect(refused.status).toBe(400);
     expect(refused.text).toMatch(/never fires/);
     expect(refused.text).toMatch(/Priority: /);
     const other = await h.createJob();
-    const clash = await b.request('POST', `/jobs/${job.id}/edit`, { form: await editForm(job.id, { name: other.name }) });
+    const clash = await b.request('POST', `/jobs/${job.id}/edit`, {
+      form: await editForm(job.id, { name: other.name }),
+    });
     expect(clash.status).toBe(409);
     expect(clash.text).toContain('another live job has this name');
     expect((await h.env.store.jobGet(job.id))!.version).toBe(2);
@@ -53,7 +69,10 @@ describe('dashboard edit', () => {
   it('edits an HTTP job without retyping its secret header: the form shows it masked, the save keeps it, no page shows it', async () => {
     const job = await h.createJob({
       command: null,
-      http: { url: 'https://api.example.com/hooks/a', headers: { Authorization: 'Bearer s3cret-edit-value', 'X-Team': 'ops' } },
+      http: {
+        url: 'https://api.example.com/hooks/a',
+        headers: { Authorization: 'Bearer s3cret-edit-value', 'X-Team': 'ops' },
+      },
     });
     const form = await editForm(job.id, { http_url: 'https://api.example.com/hooks/b' });
     expect(form.http_headers).toContain('Authorization: ********');
@@ -61,10 +80,15 @@ describe('dashboard edit', () => {
     const saved = await b.request('POST', `/jobs/${job.id}/edit`, { form });
     expect(saved.status, saved.text.match(/<div class="error-summary"[\s\S]*?<\/div>/)?.[0]).toBe(303);
     const after = await h.env.store.jobGet(job.id);
-    expect(after!.http).toMatchObject({ url: 'https://api.example.com/hooks/b', headers: { Authorization: 'Bearer s3cret-edit-value', 'X-Team': 'ops' } });
+    expect(after!.http).toMatchObject({
+      url: 'https://api.example.com/hooks/b',
+      headers: { Authorization: 'Bearer s3cret-edit-value', 'X-Team': 'ops' },
+    });
     expect(after!.version).toBe(2);
     // A header change is recorded in the version with both sides masked, on the page and in the API.
-    const headerEdit = await b.request('POST', `/jobs/${job.id}/edit`, { form: await editForm(job.id, { http_headers: 'Authorization: Bearer n3w-secret-value\nX-Team: ops' }) });
+    const headerEdit = await b.request('POST', `/jobs/${job.id}/edit`, {
+      form: await editForm(job.id, { http_headers: 'Authorization: Bearer n3w-secret-value\nX-Team: ops' }),
+    });
     expect(headerEdit.status).toBe(303);
     const page = await b.request('GET', `/jobs/${job.id}`);
     expect(page.text).toContain('Version history');
@@ -90,11 +114,15 @@ describe('dashboard edit', () => {
       ['2025-03-09T02:00:00Z', '2025-03-09T00:00:00Z', /after from/],
       ['2025-01-01T00:00:00Z', '2025-03-01T00:00:00Z', /more than 1000/],
     ] as const) {
-      const res = await b.request('POST', `/jobs/${job.id}/backfill`, { form: { _csrf: token, from, to, intent: 'run' } });
+      const res = await b.request('POST', `/jobs/${job.id}/backfill`, {
+        form: { _csrf: token, from, to, intent: 'run' },
+      });
       expect(res.status, `${from} ${to}`).toBe(400);
       expect(res.text).toMatch(message);
     }
-    const run = await b.request('POST', `/jobs/${job.id}/backfill`, { form: { _csrf: token, from: '2025-03-09T00:00:00Z', to: '2025-03-09T02:00:00Z', intent: 'run' } });
+    const run = await b.request('POST', `/jobs/${job.id}/backfill`, {
+      form: { _csrf: token, from: '2025-03-09T00:00:00Z', to: '2025-03-09T02:00:00Z', intent: 'run' },
+    });
     expect(run.status).toBe(303);
     const created = await h.env.store.executionList({ jobId: job.id, limit: 10 });
     expect(created.map((e) => e.trigger)).toEqual(['backfill', 'backfill']);

@@ -34,7 +34,12 @@ describe('flow control in the dashboard', () => {
     expect(post.status).toBe(303);
     const id = /^\/jobs\/(\d+)$/.exec(location)![1]!;
     const job = (await h.call('GET', `/api/v1/jobs/${id}`)).body;
-    expect(job).toMatchObject({ max_concurrency: 4, concurrency_key: '/tenant', max_concurrency_per_key: 1, rate_limit: { limit: 10, period_seconds: 60, per_key: true } });
+    expect(job).toMatchObject({
+      max_concurrency: 4,
+      concurrency_key: '/tenant',
+      max_concurrency_per_key: 1,
+      rate_limit: { limit: 10, period_seconds: 60, per_key: true },
+    });
     const page = (await b.request('GET', location)).text;
     expect(page).toContain('Flow limits');
     expect(page).toContain('at most 4');
@@ -45,7 +50,13 @@ describe('flow control in the dashboard', () => {
   });
 
   it('shows limit problems beside their fields, with the section open', async () => {
-    const { page } = await submit({ name: 'bad', command: 'true', max_concurrency: '0', max_concurrency_per_key: '2', rate_limit_limit: '5' });
+    const { page } = await submit({
+      name: 'bad',
+      command: 'true',
+      max_concurrency: '0',
+      max_concurrency_per_key: '2',
+      rate_limit_limit: '5',
+    });
     const html = page!.text;
     expect(html).toMatch(/<details class="advanced" open="">\s*<summary>Flow limits/);
     expect(html).toContain('Max concurrency: Too small');

@@ -13,7 +13,11 @@ const KEY = 'lambda-dashboard-key-3c9d';
 let env: TestEnv;
 let api: typeof import('../../functions/api');
 
-const lambdaContext = { functionName: 'ApiHandler', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 30_000 } as unknown as LambdaContext;
+const lambdaContext = {
+  functionName: 'ApiHandler',
+  awsRequestId: 'req-1',
+  getRemainingTimeInMillis: () => 30_000,
+} as unknown as LambdaContext;
 
 async function invoke(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
   return (await api.handler(event as unknown as LambdaEvent, lambdaContext)) as APIGatewayProxyStructuredResultV2;
@@ -24,7 +28,11 @@ const pairs = (cookies: string[] | undefined) => (cookies ?? []).map((c) => c.sp
 
 beforeAll(async () => {
   env = await createTestEnv('dashlambda');
-  Object.assign(process.env, env.childEnv, { API_KEYS: KEY, ALLOWED_HOSTS: 'abc123.execute-api.eu-west-1.amazonaws.com', LOG_LEVEL: 'silent' });
+  Object.assign(process.env, env.childEnv, {
+    API_KEYS: KEY,
+    ALLOWED_HOSTS: 'abc123.execute-api.eu-west-1.amazonaws.com',
+    LOG_LEVEL: 'silent',
+  });
   api = await import('../../functions/api');
 });
 afterAll(async () => {
@@ -40,11 +48,18 @@ describe('the dashboard on Lambda', () => {
 
     const login = await invoke(httpApiEvent({ method: 'GET', path: '/login', query: 'next=%2Fjobs' }));
     expect(login.statusCode).toBe(200);
-    expect(login.cookies).toEqual([expect.stringMatching(/^__Host-jobs_form=[^;]+; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Strict$/)]);
+    expect(login.cookies).toEqual([
+      expect.stringMatching(/^__Host-jobs_form=[^;]+; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Strict$/),
+    ]);
     const token = /name="_csrf" value="([^"]+)"/.exec(login.body!)![1]!;
 
     const form = new URLSearchParams({ key: KEY, _csrf: token, next: '/jobs' }).toString();
-    const event = httpApiEvent({ method: 'POST', path: '/login', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(form).toString('base64') });
+    const event = httpApiEvent({
+      method: 'POST',
+      path: '/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: Buffer.from(form).toString('base64'),
+    });
     const signedIn = await invoke({ ...event, isBase64Encoded: true, cookies: pairs(login.cookies) });
     expect(signedIn.statusCode).toBe(303);
     expect(signedIn.headers?.location).toBe('/jobs');

@@ -19,7 +19,11 @@ afterEach(async () => {
 });
 
 /** Finishes an execution as a worker would have (the harness runs no worker). */
-async function finish(id: string, status: 'succeeded' | 'failed' | 'dead', fields: { output?: string; error?: string; exitCode?: number } = {}) {
+async function finish(
+  id: string,
+  status: 'succeeded' | 'failed' | 'dead',
+  fields: { output?: string; error?: string; exitCode?: number } = {},
+) {
   await h.env.pool.query(
     `UPDATE executions SET status = $2, started_at = now() - interval '2 seconds', finished_at = now(), duration_ms = 2000,
        worker_id = 'local-test-1', output = $3, error = $4, exit_code = $5 WHERE id = $1`,
@@ -86,19 +90,26 @@ describe('pages', () => {
     expect(fragment.headers.get('vary')).toContain('X-Dashboard-Fragment');
 
     // A finished execution's page marks its region final, so the script stops polling it.
-    expect((await b.request('GET', `/executions/${id}`, { headers: { 'X-Dashboard-Fragment': '1' } })).text).not.toContain('data-live-final');
+    expect(
+      (await b.request('GET', `/executions/${id}`, { headers: { 'X-Dashboard-Fragment': '1' } })).text,
+    ).not.toContain('data-live-final');
     await finish(id, 'succeeded', { output: 'ok\n' });
-    expect((await b.request('GET', `/executions/${id}`, { headers: { 'X-Dashboard-Fragment': '1' } })).text).toContain('data-live-final');
+    expect((await b.request('GET', `/executions/${id}`, { headers: { 'X-Dashboard-Fragment': '1' } })).text).toContain(
+      'data-live-final',
+    );
   });
 
   /** The value of the overview card with this label. */
-  const card = (page: string, label: string) => new RegExp(`<div class="card-value">([^<]*)</div><div class="card-label">${label}</div>`).exec(page)?.[1];
+  const card = (page: string, label: string) =>
+    new RegExp(`<div class="card-value">([^<]*)</div><div class="card-label">${label}</div>`).exec(page)?.[1];
 
   it('shows the overview: counts, lanes, charts, oldest queued, workers', async () => {
     const job = await h.createJob({ name: 'counted' });
     await trigger(job.id);
     await finish(await trigger(job.id), 'succeeded');
-    await h.env.pool.query(`INSERT INTO execution_minutes (minute, status, count, duration_ms) VALUES (date_trunc('minute', now()), 'succeeded', 7, 70), (date_trunc('minute', now()) - interval '5 minutes', 'dead', 2, 20)`);
+    await h.env.pool.query(
+      `INSERT INTO execution_minutes (minute, status, count, duration_ms) VALUES (date_trunc('minute', now()), 'succeeded', 7, 70), (date_trunc('minute', now()) - interval '5 minutes', 'dead', 2, 20)`,
+    );
     const page = (await b.request('GET', '/')).text;
     expect(card(page, 'queued now, all due')).toBe('1');
     expect(card(page, 'due and waiting for a worker')).toBe('1');
@@ -113,9 +124,14 @@ describe('pages', () => {
   it('counts a run materialised ahead as queued but not due, and says what running and busy slots count', async () => {
     const job = await h.createJob({ name: 'ahead' });
     const ahead = await trigger(job.id);
-    await h.env.pool.query(`UPDATE executions SET scheduled_for = now() + interval '10 minutes' WHERE id = $1`, [ahead]);
+    await h.env.pool.query(`UPDATE executions SET scheduled_for = now() + interval '10 minutes' WHERE id = $1`, [
+      ahead,
+    ]);
     const running = await trigger(job.id);
-    await h.env.pool.query(`UPDATE executions SET status = 'running', started_at = now(), worker_id = 'gone-1' WHERE id = $1`, [running]);
+    await h.env.pool.query(
+      `UPDATE executions SET status = 'running', started_at = now(), worker_id = 'gone-1' WHERE id = $1`,
+      [running],
+    );
     const page = (await b.request('GET', '/')).text;
     expect(card(page, 'due and waiting for a worker')).toBe('0');
     expect(card(page, 'longest wait of those')).toBe('—');
@@ -212,7 +228,14 @@ describe('the job form', () => {
 
   it('shows every problem beside its field and keeps what was typed, after a redirect (a reload never re-posts)', async () => {
     const { post, location, page } = await submit({
-      name: '', command: '  echo "kept"', cron_expr: '0 0 30 2 *', timezone: 'UTC', max_retries: 'many', payload: '{oops', lane: 'short', timeout_seconds: '900',
+      name: '',
+      command: '  echo "kept"',
+      cron_expr: '0 0 30 2 *',
+      timezone: 'UTC',
+      max_retries: 'many',
+      payload: '{oops',
+      lane: 'short',
+      timeout_seconds: '900',
     });
     expect(post.status).toBe(303);
     expect(page?.status).toBe(200);
@@ -243,11 +266,20 @@ describe('the job form', () => {
 
   it('lists the problems in the order the fields appear on the form', async () => {
     const { page } = await submit({
-      payload: '{oops', backoff_factor: 'x', priority: '500', max_retries: 'many', run_at: 'soon', cron_expr: 'nope', name: '', command: 'true',
+      payload: '{oops',
+      backoff_factor: 'x',
+      priority: '500',
+      max_retries: 'many',
+      run_at: 'soon',
+      cron_expr: 'nope',
+      name: '',
+      command: 'true',
     });
     const html = page!.text;
     const summary = [...html.matchAll(/<li><a href="#(f-[a-z_]+)">/g)].map((m) => m[1]);
-    const fields = [...html.matchAll(/<(?:input|textarea|select) id="(f-[a-z_]+)"[^>]*aria-invalid="true"/g)].map((m) => m[1]);
+    const fields = [...html.matchAll(/<(?:input|textarea|select) id="(f-[a-z_]+)"[^>]*aria-invalid="true"/g)].map(
+      (m) => m[1],
+    );
     expect(summary.length).toBeGreaterThanOrEqual(6);
     expect(summary).toEqual(fields);
     expect(summary[0]).toBe('f-name');
@@ -272,7 +304,9 @@ describe('the job form', () => {
 
     // Too large for a cookie (incompressible payload): refused in place, as before, with nothing lost.
     const noise = Array.from({ length: 6000 }, () => Math.random().toString(36).slice(2, 3)).join('');
-    const big = await b.request('POST', '/jobs', { form: { _csrf: await b.csrf(), name: '', command: 'true', payload: JSON.stringify(noise) } });
+    const big = await b.request('POST', '/jobs', {
+      form: { _csrf: await b.csrf(), name: '', command: 'true', payload: JSON.stringify(noise) },
+    });
     expect(big.status).toBe(400);
     expect(big.text).toContain('Enter a name.');
     expect(big.text).toContain(noise);
@@ -292,7 +326,12 @@ describe('the job form', () => {
     expect(dup.page!.text).toContain('a live job already has this name');
     expect(dup.page!.text).toContain('value="taken"');
 
-    const preview = await submit({ intent: 'preview', name: 'later', command: 'true', cron_expr: '*/15 9-17 * * mon-fri' });
+    const preview = await submit({
+      intent: 'preview',
+      name: 'later',
+      command: 'true',
+      cron_expr: '*/15 9-17 * * mon-fri',
+    });
     expect(preview.page!.status).toBe(200);
     expect(preview.page!.text).toContain('every 15 minutes from 09:00 to 17:45 on weekdays');
     expect(preview.page!.text).not.toContain('problems to fix');
@@ -300,8 +339,10 @@ describe('the job form', () => {
     expect((await h.call('GET', '/api/v1/jobs')).body.data).toHaveLength(1);
   });
 
-  it('previews fire times with the scheduler\'s own cron code, DST included', async () => {
-    const res = await b.request('GET', '/jobs/preview?cron_expr=30+2+*+*+*&timezone=America%2FNew_York', { headers: { 'X-Dashboard-Fragment': '1' } });
+  it("previews fire times with the scheduler's own cron code, DST included", async () => {
+    const res = await b.request('GET', '/jobs/preview?cron_expr=30+2+*+*+*&timezone=America%2FNew_York', {
+      headers: { 'X-Dashboard-Fragment': '1' },
+    });
     expect(res.status).toBe(200);
     const parsed = parseCron('30 2 * * *', 'America/New_York');
     if (!parsed.ok) throw new Error(parsed.error);
@@ -325,23 +366,34 @@ describe('actions', () => {
   it('triggers, pauses, resumes and deletes a job, each with a notice', async () => {
     const job = await h.createJob({ name: 'acted on', cron_expr: '@hourly' });
     const token = await b.csrf();
-    const triggered = await b.request('POST', `/jobs/${job.id}/trigger`, { form: { _csrf: token, return_to: '/jobs' } });
+    const triggered = await b.request('POST', `/jobs/${job.id}/trigger`, {
+      form: { _csrf: token, return_to: '/jobs' },
+    });
     expect(triggered.status).toBe(303);
     expect(triggered.headers.get('location')).toBe('/jobs');
     const [execution] = (await h.call('GET', `/api/v1/jobs/${job.id}/executions`)).body.data;
     expect(execution).toMatchObject({ trigger: 'manual', status: 'queued' });
-    expect((await b.request('GET', '/jobs')).text).toContain(`href="/executions/${execution.id}">Execution #${execution.id}</a>`);
+    expect((await b.request('GET', '/jobs')).text).toContain(
+      `href="/executions/${execution.id}">Execution #${execution.id}</a>`,
+    );
 
-    expect((await b.request('POST', `/jobs/${job.id}/pause`, { form: { _csrf: token } })).headers.get('location')).toBe(`/jobs/${job.id}`);
+    expect((await b.request('POST', `/jobs/${job.id}/pause`, { form: { _csrf: token } })).headers.get('location')).toBe(
+      `/jobs/${job.id}`,
+    );
     expect((await h.call('GET', `/api/v1/jobs/${job.id}`)).body).toMatchObject({ status: 'paused', next_run_at: null });
     expect((await b.request('GET', `/jobs/${job.id}`)).text).toContain('paused: no new runs start');
     await b.request('POST', `/jobs/${job.id}/resume`, { form: { _csrf: token } });
-    expect((await h.call('GET', `/api/v1/jobs/${job.id}`)).body).toMatchObject({ status: 'active', next_run_at: expect.any(String) });
+    expect((await h.call('GET', `/api/v1/jobs/${job.id}`)).body).toMatchObject({
+      status: 'active',
+      next_run_at: expect.any(String),
+    });
 
     // Deleting takes a confirmation page (a link), then a POST.
     const confirm = await b.request('GET', `/jobs/${job.id}/delete`);
     expect(confirm.text).toContain(`action="/jobs/${job.id}/delete"`);
-    const deleted = await b.request('POST', `/jobs/${job.id}/delete`, { form: { _csrf: token, return_to: `/jobs/${job.id}` } });
+    const deleted = await b.request('POST', `/jobs/${job.id}/delete`, {
+      form: { _csrf: token, return_to: `/jobs/${job.id}` },
+    });
     expect(deleted.headers.get('location')).toBe('/jobs');
     expect((await h.call('GET', `/api/v1/jobs/${job.id}`)).status).toBe(404);
     expect((await h.call('GET', `/api/v1/executions/${execution.id}`)).body.status).toBe('cancelled');
@@ -351,7 +403,9 @@ describe('actions', () => {
   it('never redirects off-site after an action', async () => {
     const job = await h.createJob();
     for (const returnTo of ['https://evil.example/', '//evil.example', '/\\evil.example', 'javascript:alert(1)']) {
-      const res = await b.request('POST', `/jobs/${job.id}/pause`, { form: { _csrf: await b.csrf(), return_to: returnTo } });
+      const res = await b.request('POST', `/jobs/${job.id}/pause`, {
+        form: { _csrf: await b.csrf(), return_to: returnTo },
+      });
       expect(res.headers.get('location'), returnTo).toBe(`/jobs/${job.id}`);
     }
   });
@@ -371,13 +425,18 @@ describe('actions', () => {
     expect(queued).toContain(`<a class="btn" href="/executions/${id}">Keep it</a>`);
     expect((await h.call('GET', `/api/v1/executions/${id}`)).body.status, 'asking changed nothing').toBe('queued');
 
-    await h.env.pool.query(`UPDATE executions SET status = 'running', started_at = now() - interval '42 seconds', worker_id = 'local-w-9' WHERE id = $1`, [id]);
+    await h.env.pool.query(
+      `UPDATE executions SET status = 'running', started_at = now() - interval '42 seconds', worker_id = 'local-w-9' WHERE id = $1`,
+      [id],
+    );
     const running = (await b.request('GET', `/executions/${id}/cancel`)).text;
     expect(running).toContain('It is running on local-w-9 since');
     expect(running).toContain('<strong>kills its command</strong>');
     expect(running).toContain('Keep it running');
 
-    const cancelled = await b.request('POST', `/executions/${id}/cancel`, { form: { _csrf: token, return_to: `/executions/${id}` } });
+    const cancelled = await b.request('POST', `/executions/${id}/cancel`, {
+      form: { _csrf: token, return_to: `/executions/${id}` },
+    });
     expect(cancelled.headers.get('location')).toBe(`/executions/${id}`);
     expect((await h.call('GET', `/api/v1/executions/${id}`)).body.status).toBe('cancelled');
     expect((await b.request('GET', `/executions/${id}`)).text).toContain(`Execution #${id} cancelled.`);
@@ -392,18 +451,25 @@ describe('actions', () => {
     expect((await b.request('GET', '/executions/999999/cancel')).status).toBe(404);
   });
 
-  it('shows a running attempt\'s time so far and its timeout, and a stale sign for pages without JavaScript', async () => {
+  it("shows a running attempt's time so far and its timeout, and a stale sign for pages without JavaScript", async () => {
     const job = await h.createJob({ name: 'slow', timeout_seconds: 300 });
     const id = await trigger(job.id);
-    await h.env.pool.query(`UPDATE executions SET status = 'running', started_at = now() - interval '42 seconds', worker_id = 'w-1' WHERE id = $1`, [id]);
+    await h.env.pool.query(
+      `UPDATE executions SET status = 'running', started_at = now() - interval '42 seconds', worker_id = 'w-1' WHERE id = $1`,
+      [id],
+    );
     const page = (await b.request('GET', `/executions/${id}`)).text;
     expect(page).toMatch(/running for 4[2-4] s<\/span> · <span class="nowrap">timeout 5 min<\/span>/);
     const started = new Date((await h.call('GET', `/api/v1/executions/${id}`)).body.started_at);
     expect(page).toContain(`(stopped at <time datetime="${new Date(started.getTime() + 300_000).toISOString()}">`);
-    expect(page).toMatch(/<noscript><p class="stale" role="note">Shown as of <time[^>]*>[^<]+<\/time>\. Without JavaScript this page does not update itself: <a href="\/executions\/\d+">reload it<\/a>/);
+    expect(page).toMatch(
+      /<noscript><p class="stale" role="note">Shown as of <time[^>]*>[^<]+<\/time>\. Without JavaScript this page does not update itself: <a href="\/executions\/\d+">reload it<\/a>/,
+    );
     expect((await b.request('GET', '/executions')).text).toMatch(/4[2-4] s <span class="muted">so far<\/span>/);
     // The region's own refresh (for the script) carries no sign; a finished attempt's page needs none.
-    expect((await b.request('GET', `/executions/${id}`, { headers: { 'X-Dashboard-Fragment': '1' } })).text).not.toContain('noscript');
+    expect(
+      (await b.request('GET', `/executions/${id}`, { headers: { 'X-Dashboard-Fragment': '1' } })).text,
+    ).not.toContain('noscript');
     await finish(id, 'succeeded');
     expect((await b.request('GET', `/executions/${id}`)).text).not.toContain('<noscript>');
   });
@@ -416,26 +482,44 @@ describe('actions', () => {
 
     await b.request('POST', `/jobs/${job.id}/trigger`, { form: { _csrf: token, return_to: '/jobs' } });
     const afterRun = (await b.request('GET', '/jobs')).text;
-    expect(autofocused(afterRun)).toEqual(['<button type="submit" class="btn btn-primary btn-small" aria-describedby="flash" autofocus="">']);
-    expect(afterRun).toMatch(new RegExp(`action="/jobs/${job.id}/trigger" class="inline-form"><input[^>]*><input[^>]*><button[^>]*autofocus=""`));
+    expect(autofocused(afterRun)).toEqual([
+      '<button type="submit" class="btn btn-primary btn-small" aria-describedby="flash" autofocus="">',
+    ]);
+    expect(afterRun).toMatch(
+      new RegExp(
+        `action="/jobs/${job.id}/trigger" class="inline-form"><input[^>]*><input[^>]*><button[^>]*autofocus=""`,
+      ),
+    );
     expect(afterRun).toMatch(/<div id="flash" class="flash flash-ok" role="status" tabindex="-1">/);
 
     await b.request('POST', `/jobs/${other.id}/pause`, { form: { _csrf: token, return_to: '/jobs' } });
     const afterPause = (await b.request('GET', '/jobs')).text;
     expect(autofocused(afterPause)).toHaveLength(1);
-    expect(afterPause).toMatch(new RegExp(`action="/jobs/${other.id}/resume" class="inline-form"><input[^>]*><input[^>]*><button[^>]*aria-describedby="flash" autofocus="">Resume`));
+    expect(afterPause).toMatch(
+      new RegExp(
+        `action="/jobs/${other.id}/resume" class="inline-form"><input[^>]*><input[^>]*><button[^>]*aria-describedby="flash" autofocus="">Resume`,
+      ),
+    );
 
     // On the job's own page, and after create, the notice takes focus.
     await b.request('POST', `/jobs/${other.id}/resume`, { form: { _csrf: token, return_to: `/jobs/${other.id}` } });
-    expect(autofocused((await b.request('GET', `/jobs/${other.id}`)).text)).toEqual(['<div id="flash" class="flash flash-ok" role="status" tabindex="-1" autofocus="">']);
+    expect(autofocused((await b.request('GET', `/jobs/${other.id}`)).text)).toEqual([
+      '<div id="flash" class="flash flash-ok" role="status" tabindex="-1" autofocus="">',
+    ]);
     // A row not on the page returned to (another filter) cannot take focus: the notice does.
     await b.request('POST', `/jobs/${other.id}/pause`, { form: { _csrf: token, return_to: '/jobs?status=active' } });
-    expect(autofocused((await b.request('GET', '/jobs?status=active')).text)).toEqual([expect.stringMatching(/^<div id="flash"/)]);
+    expect(autofocused((await b.request('GET', '/jobs?status=active')).text)).toEqual([
+      expect.stringMatching(/^<div id="flash"/),
+    ]);
     const created = await b.request('POST', '/jobs', { form: { _csrf: token, name: 'new one', command: 'true' } });
-    expect(autofocused((await b.request('GET', created.headers.get('location')!)).text)).toEqual([expect.stringMatching(/^<div id="flash"/)]);
+    expect(autofocused((await b.request('GET', created.headers.get('location')!)).text)).toEqual([
+      expect.stringMatching(/^<div id="flash"/),
+    ]);
     // A refused form gives focus to its list of problems.
     const refused = await b.request('POST', '/jobs', { form: { _csrf: token, name: '' } });
-    expect(autofocused((await b.request('GET', refused.headers.get('location')!)).text)).toEqual([expect.stringMatching(/^<div class="error-summary"/)]);
+    expect(autofocused((await b.request('GET', refused.headers.get('location')!)).text)).toEqual([
+      expect.stringMatching(/^<div class="error-summary"/),
+    ]);
   });
 
   it('replays one dead execution from its page, and many from the dead-letter page', async () => {
@@ -447,7 +531,11 @@ describe('actions', () => {
 
     const one = await b.request('POST', `/executions/${ids[0]}/replay`, { form: { _csrf: token } });
     const replayId = /^\/executions\/(\d+)$/.exec(one.headers.get('location')!)![1]!;
-    expect((await h.call('GET', `/api/v1/executions/${replayId}`)).body).toMatchObject({ trigger: 'replay', retry_of: ids[0], attempt: 1 });
+    expect((await h.call('GET', `/api/v1/executions/${replayId}`)).body).toMatchObject({
+      trigger: 'replay',
+      retry_of: ids[0],
+      attempt: 1,
+    });
     const replayPage = (await b.request('GET', `/executions/${replayId}`)).text;
     expect(replayPage).toContain('Replayed as a new attempt chain.');
     expect(replayPage).toContain(`(replays #${ids[0]})`);
@@ -463,21 +551,34 @@ describe('actions', () => {
     expect(refusedPage).toContain(`href="/executions/${replayId}"`);
 
     const dead = (await b.request('GET', '/dead')).text;
-    for (const id of ids) expect(dead).toContain(`<label class="pick" for="pick-${id}"><input type="checkbox" name="ids" value="${id}" id="pick-${id}"/><span class="pick-text">Select execution ${id}</span></label>`);
+    for (const id of ids)
+      expect(dead).toContain(
+        `<label class="pick" for="pick-${id}"><input type="checkbox" name="ids" value="${id}" id="pick-${id}"/><span class="pick-text">Select execution ${id}</span></label>`,
+      );
     // "Replay selected" follows the checkboxes, and is the only submit button of their form (Enter replays the
     // selection); each row's own button submits a one-row form.
-    const form = /<form method="post" action="\/dead\/replay" class="stacked" id="dead-form">([^]*?)<\/form>/.exec(dead)![1]!;
+    const form = /<form method="post" action="\/dead\/replay" class="stacked" id="dead-form">([^]*?)<\/form>/.exec(
+      dead,
+    )![1]!;
     expect(form.lastIndexOf('type="checkbox"')).toBeLessThan(form.indexOf('Replay selected'));
     expect(form.match(/<button type="submit"(?![^>]*form="dead-one")/g)).toHaveLength(1);
     // ids[0] was replayed from its page above: its row links to the replay instead of offering a button.
     expect(form.match(/form="dead-one"/g)).toHaveLength(ids.length - 1);
     expect(form).toContain(`replayed as <a href="/executions/${replayId}">#${replayId}</a>`);
-    expect(dead).toMatch(/<form method="post" action="\/dead\/replay" id="dead-one" hidden=""><input type="hidden" name="_csrf"/);
+    expect(dead).toMatch(
+      /<form method="post" action="\/dead\/replay" id="dead-one" hidden=""><input type="hidden" name="_csrf"/,
+    );
     expect(dead).toContain(`boom ${ids[2]}`);
-    const many = await b.request('POST', '/dead/replay', { form: { _csrf: token, ids: [ids[1]!, ids[2]!, alive, ids[1]!, 'junk'] } });
+    const many = await b.request('POST', '/dead/replay', {
+      form: { _csrf: token, ids: [ids[1]!, ids[2]!, alive, ids[1]!, 'junk'] },
+    });
     expect(many.headers.get('location')).toBe('/dead');
-    expect((await b.request('GET', '/dead')).text).toContain('Replayed 2 executions. 1 execution could not be replayed');
-    const replays = (await h.call('GET', `/api/v1/jobs/${job.id}/executions?status=queued`)).body.data.filter((e: any) => e.trigger === 'replay');
+    expect((await b.request('GET', '/dead')).text).toContain(
+      'Replayed 2 executions. 1 execution could not be replayed',
+    );
+    const replays = (await h.call('GET', `/api/v1/jobs/${job.id}/executions?status=queued`)).body.data.filter(
+      (e: any) => e.trigger === 'replay',
+    );
     expect(replays.map((e: any) => e.retry_of).sort()).toEqual([ids[0], ids[1], ids[2]].sort());
     const deadAfter = (await b.request('GET', '/dead')).text;
     expect(deadAfter).toContain(`replayed as <a href="/executions/`);
@@ -485,14 +586,20 @@ describe('actions', () => {
     expect(deadAfter).not.toContain(`aria-label="Replay execution ${ids[1]}"`);
 
     // One row's own button replays that row only, whatever is checked (the checked ones are replayed already).
-    const only = await b.request('POST', '/dead/replay', { form: { _csrf: token, only: ids[3]!, ids: [ids[0]!, ids[1]!] } });
+    const only = await b.request('POST', '/dead/replay', {
+      form: { _csrf: token, only: ids[3]!, ids: [ids[0]!, ids[1]!] },
+    });
     expect(only.status).toBe(303);
-    const after = (await h.call('GET', `/api/v1/jobs/${job.id}/executions`)).body.data.filter((e: any) => e.trigger === 'replay');
+    const after = (await h.call('GET', `/api/v1/jobs/${job.id}/executions`)).body.data.filter(
+      (e: any) => e.trigger === 'replay',
+    );
     expect(after.filter((e: any) => e.retry_of === ids[3])).toHaveLength(1);
     expect(after.filter((e: any) => e.retry_of === ids[0])).toHaveLength(1);
     // "Replay again" (force) from the execution's page starts a second chain.
     await b.request('POST', `/executions/${ids[0]}/replay`, { form: { _csrf: token, force: '1' } });
-    const forced = (await h.call('GET', `/api/v1/jobs/${job.id}/executions`)).body.data.filter((e: any) => e.trigger === 'replay' && e.retry_of === ids[0]);
+    const forced = (await h.call('GET', `/api/v1/jobs/${job.id}/executions`)).body.data.filter(
+      (e: any) => e.trigger === 'replay' && e.retry_of === ids[0],
+    );
     expect(forced).toHaveLength(2);
 
     const none = await b.request('POST', '/dead/replay', { form: { _csrf: token } });
@@ -533,7 +640,13 @@ describe('store reads behind the pages', () => {
     const job = await h.createJob();
     const first = await trigger(job.id);
     await finish(first, 'failed');
-    const insert = async (fields: { retryOf: string; rootId: string | null; attempt: number; trigger: string; status: string }) =>
+    const insert = async (fields: {
+      retryOf: string;
+      rootId: string | null;
+      attempt: number;
+      trigger: string;
+      status: string;
+    }) =>
       (
         await h.env.pool.query(
           `INSERT INTO executions (job_id, root_id, retry_of, attempt, trigger, status, lane, scheduled_for) VALUES ($1, $2, $3, $4, $5, $6, 'short', now()) RETURNING id`,

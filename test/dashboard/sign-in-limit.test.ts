@@ -15,11 +15,18 @@ const KEY = 'limit-key-6d1f0e';
 async function signInFrom(h: Harness, address: string, key: string, headers: Record<string, string> = {}) {
   const env = { incoming: { socket: { remoteAddress: address } } };
   const page = await h.app.request('/login', { headers }, env);
-  const cookie = page.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const cookie = page.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]!;
   return h.app.request(
     '/login',
-    { method: 'POST', headers: { ...headers, Cookie: cookie, 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ key, _csrf: csrf }).toString() },
+    {
+      method: 'POST',
+      headers: { ...headers, Cookie: cookie, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ key, _csrf: csrf }).toString(),
+    },
     env,
   );
 }
@@ -51,7 +58,9 @@ describe('in process', () => {
     await h.env.pool.query(`UPDATE sign_in_failures SET window_start = now() - interval '61 seconds'`);
     expect((await signInFrom(h, '192.0.2.1', KEY)).status).toBe(303);
 
-    const { rows } = await h.env.pool.query(`SELECT key_name, outcome, source FROM audit_log WHERE action = 'session.sign_in' ORDER BY id`);
+    const { rows } = await h.env.pool.query(
+      `SELECT key_name, outcome, source FROM audit_log WHERE action = 'session.sign_in' ORDER BY id`,
+    );
     expect(rows.filter((r) => r.outcome === 'refused')).toHaveLength(10);
     expect(rows.filter((r) => r.outcome === 'ok').map((r) => [r.key_name, r.source])).toEqual([
       ['key1', '192.0.2.2'],
@@ -64,12 +73,21 @@ describe('in process', () => {
 describe('through the API Lambda', () => {
   let env: TestEnv;
   let api: typeof import('../../functions/api');
-  const context = { functionName: 'ApiHandler', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 30_000 } as unknown as LambdaContext;
-  const invoke = async (event: APIGatewayProxyEventV2) => (await api.handler(event as unknown as LambdaEvent, context)) as APIGatewayProxyStructuredResultV2;
+  const context = {
+    functionName: 'ApiHandler',
+    awsRequestId: 'req-1',
+    getRemainingTimeInMillis: () => 30_000,
+  } as unknown as LambdaContext;
+  const invoke = async (event: APIGatewayProxyEventV2) =>
+    (await api.handler(event as unknown as LambdaEvent, context)) as APIGatewayProxyStructuredResultV2;
 
   beforeAll(async () => {
     env = await createTestEnv('signinlambda');
-    Object.assign(process.env, env.childEnv, { API_KEYS: KEY, ALLOWED_HOSTS: 'abc123.execute-api.eu-west-1.amazonaws.com', LOG_LEVEL: 'silent' });
+    Object.assign(process.env, env.childEnv, {
+      API_KEYS: KEY,
+      ALLOWED_HOSTS: 'abc123.execute-api.eu-west-1.amazonaws.com',
+      LOG_LEVEL: 'silent',
+    });
     api = await import('../../functions/api');
   });
   afterAll(async () => {
@@ -88,7 +106,16 @@ describe('through the API Lambda', () => {
     const cookie = (page.cookies ?? []).map((c) => c.split(';')[0]).join('; ');
     const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body!)![1]!;
     const body = new URLSearchParams({ key, _csrf: csrf }).toString();
-    return invoke(at(httpApiEvent({ method: 'POST', path: '/login', headers: { ...forged, cookie, 'content-type': 'application/x-www-form-urlencoded' }, body })));
+    return invoke(
+      at(
+        httpApiEvent({
+          method: 'POST',
+          path: '/login',
+          headers: { ...forged, cookie, 'content-type': 'application/x-www-form-urlencoded' },
+          body,
+        }),
+      ),
+    );
   }
 
   it('counts failures by the source IP API Gateway saw', async () => {

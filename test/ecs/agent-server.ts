@@ -28,7 +28,11 @@ export interface FakeAgent {
 const TASK_ARN = 'arn:aws:ecs:us-east-1:123456789012:task/jobs-cluster/0123456789abcdef';
 
 export async function startFakeAgent(): Promise<FakeAgent> {
-  const agent: Omit<FakeAgent, 'uri' | 'close'> = { requests: [], state: { enabled: false, expiresAt: null }, failWith: null };
+  const agent: Omit<FakeAgent, 'uri' | 'close'> = {
+    requests: [],
+    state: { enabled: false, expiresAt: null },
+    failWith: null,
+  };
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
@@ -39,18 +43,26 @@ export async function startFakeAgent(): Promise<FakeAgent> {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(answer));
       };
-      if (req.url !== '/v1/abc123/task-protection/v1/state') return send(404, { error: { Code: 'NotFound', Message: req.url } });
+      if (req.url !== '/v1/abc123/task-protection/v1/state')
+        return send(404, { error: { Code: 'NotFound', Message: req.url } });
       if (agent.failWith) return send(400, { failure: { Arn: TASK_ARN, Detail: null, Reason: agent.failWith } });
       if (req.method === 'PUT') {
-        if (typeof body?.ProtectionEnabled !== 'boolean') return send(400, { error: { Code: 'InvalidParameterException', Message: 'ProtectionEnabled is required' } });
+        if (typeof body?.ProtectionEnabled !== 'boolean')
+          return send(400, { error: { Code: 'InvalidParameterException', Message: 'ProtectionEnabled is required' } });
         const minutes = body.ExpiresInMinutes ?? 120;
-        if (body.ProtectionEnabled && (minutes < 1 || minutes > 2880)) return send(400, { error: { Code: 'InvalidParameterException', Message: 'ExpiresInMinutes' } });
-        agent.state = body.ProtectionEnabled ? { enabled: true, expiresAt: Date.now() + minutes * 60_000 } : { enabled: false, expiresAt: null };
+        if (body.ProtectionEnabled && (minutes < 1 || minutes > 2880))
+          return send(400, { error: { Code: 'InvalidParameterException', Message: 'ExpiresInMinutes' } });
+        agent.state = body.ProtectionEnabled
+          ? { enabled: true, expiresAt: Date.now() + minutes * 60_000 }
+          : { enabled: false, expiresAt: null };
       } else if (req.method !== 'GET') {
         return send(405, { error: { Code: 'MethodNotAllowed', Message: String(req.method) } });
       }
-      const expiration = agent.state.expiresAt === null ? null : new Date(agent.state.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
-      send(200, { protection: { ExpirationDate: expiration, ProtectionEnabled: agent.state.enabled, TaskArn: TASK_ARN } });
+      const expiration =
+        agent.state.expiresAt === null ? null : new Date(agent.state.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      send(200, {
+        protection: { ExpirationDate: expiration, ProtectionEnabled: agent.state.enabled, TaskArn: TASK_ARN },
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

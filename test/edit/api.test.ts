@@ -19,7 +19,13 @@ describe('PATCH /jobs/{id}', () => {
     expect(job.version).toBe(1);
     const res = await patch(job.id, { cron_expr: '*/10 * * * *', priority: 5 });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: job.id, cron_expr: '*/10 * * * *', priority: 5, version: 2, command: 'echo hi' });
+    expect(res.body).toMatchObject({
+      id: job.id,
+      cron_expr: '*/10 * * * *',
+      priority: 5,
+      version: 2,
+      command: 'echo hi',
+    });
     expect(new Date(res.body.next_run_at).getUTCMinutes() % 10).toBe(0);
     const versions = await h.call('GET', `/api/v1/jobs/${job.id}/versions`);
     expect(versions.status).toBe(200);
@@ -78,7 +84,11 @@ describe('PATCH /jobs/{id}', () => {
     const job = await h.createJob({ cron_expr: '0 * * * *' });
     const cases: [unknown, string, RegExp][] = [
       [{ run_at: new Date(Date.now() + 60_000).toISOString() }, 'run_at', /mutually exclusive/],
-      [{ handler: 'noop' }, 'handler', /give exactly one target \(command, handler, http or lambda\), not command and handler/],
+      [
+        { handler: 'noop' },
+        'handler',
+        /give exactly one target \(command, handler, http or lambda\), not command and handler/,
+      ],
       [{ command: null }, 'command', /give exactly one target: command/],
       [{ cron_expr: '0 0 30 2 *' }, 'cron_expr', /never fires/],
       [{ timezone: 'Mars/Base' }, 'timezone', /unknown time zone/],
@@ -99,7 +109,10 @@ describe('PATCH /jobs/{id}', () => {
       expect(detail.message).toMatch(message);
     }
     for (const raw of ['[1]', '"x"', 'null', '{"name":']) {
-      const res = await h.call('PATCH', `/api/v1/jobs/${job.id}`, { raw, headers: { 'Content-Type': 'application/json' } });
+      const res = await h.call('PATCH', `/api/v1/jobs/${job.id}`, {
+        raw,
+        headers: { 'Content-Type': 'application/json' },
+      });
       expect(res.status, raw).toBe(400);
     }
     const after = await h.call('GET', `/api/v1/jobs/${job.id}`);
@@ -155,20 +168,28 @@ describe('PUT /jobs/by-name/{name}', () => {
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ id: created.body.id, version: 2, command: 'echo two' });
     // A replace: fields left out go back to their defaults.
-    const replaced = await h.call('PUT', `/api/v1/jobs/by-name/${name}`, { body: { command: 'echo two', managed_by: 'jobs-apply' } });
+    const replaced = await h.call('PUT', `/api/v1/jobs/by-name/${name}`, {
+      body: { command: 'echo two', managed_by: 'jobs-apply' },
+    });
     expect(replaced.body).toMatchObject({ version: 3, cron_expr: null, next_run_at: null });
   });
 
   it('20 concurrent upserts of one name make one job at version 1', async () => {
     const name = unique('race');
     const results = await Promise.all(
-      Array.from({ length: 20 }, () => h.call('PUT', `/api/v1/jobs/by-name/${name}`, { body: { command: 'echo race', cron_expr: '0 * * * *' } })),
+      Array.from({ length: 20 }, () =>
+        h.call('PUT', `/api/v1/jobs/by-name/${name}`, { body: { command: 'echo race', cron_expr: '0 * * * *' } }),
+      ),
     );
     expect(results.map((r) => r.status).sort()).toEqual([...Array(19).fill(200), 201]);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
-    const { rows } = await h.env.pool.query(`SELECT count(*)::int AS n, max(version) AS v FROM jobs WHERE name = $1`, [name]);
+    const { rows } = await h.env.pool.query(`SELECT count(*)::int AS n, max(version) AS v FROM jobs WHERE name = $1`, [
+      name,
+    ]);
     expect(rows[0]).toEqual({ n: 1, v: 1 });
-    const versions = await h.env.pool.query(`SELECT count(*)::int AS n FROM job_versions WHERE job_id = $1`, [results[0]!.body.id]);
+    const versions = await h.env.pool.query(`SELECT count(*)::int AS n FROM job_versions WHERE job_id = $1`, [
+      results[0]!.body.id,
+    ]);
     expect(versions.rows[0].n).toBe(1);
   });
 
@@ -177,12 +198,16 @@ describe('PUT /jobs/by-name/{name}', () => {
     const other = await h.call('PUT', `/api/v1/jobs/by-name/${name}`, { body: { name: 'other', command: 'x' } });
     expect(other.status).toBe(400);
     expect(other.body.error.details[0]).toMatchObject({ path: 'name' });
-    const control = await h.call('PUT', `/api/v1/jobs/by-name/${encodeURIComponent('a\u0007b')}`, { body: { command: 'x' } });
+    const control = await h.call('PUT', `/api/v1/jobs/by-name/${encodeURIComponent('a\u0007b')}`, {
+      body: { command: 'x' },
+    });
     expect(control.status).toBe(400);
     expect(control.body.error.details[0].path).toBe('name');
     const both = await h.call('PUT', `/api/v1/jobs/by-name/${name}`, { body: { command: 'x', handler: 'noop' } });
     expect(both.status).toBe(400);
-    expect((await h.call('PUT', `/api/v1/jobs/by-name/${name}`, { body: { command: 'x', extra: 1 } })).status).toBe(400);
+    expect((await h.call('PUT', `/api/v1/jobs/by-name/${name}`, { body: { command: 'x', extra: 1 } })).status).toBe(
+      400,
+    );
     expect((await h.call('GET', '/api/v1/jobs')).body.data.some((j: any) => j.name === name)).toBe(false);
   });
 });
@@ -195,7 +220,11 @@ describe('POST /jobs/{id}/backfill', () => {
     const spring = await backfill(job.id, { from: '2025-03-08T00:00:00Z', to: '2025-03-11T00:00:00Z', dry_run: true });
     expect(spring.status).toBe(200);
     expect(spring.body).toMatchObject({ created: 0, dry_run: true });
-    expect(spring.body.fire_times).toEqual(['2025-03-08T07:30:00.000Z', '2025-03-09T07:30:00.000Z', '2025-03-10T06:30:00.000Z']);
+    expect(spring.body.fire_times).toEqual([
+      '2025-03-08T07:30:00.000Z',
+      '2025-03-09T07:30:00.000Z',
+      '2025-03-10T06:30:00.000Z',
+    ]);
     const hourly = await h.createJob({ cron_expr: '30 1 * * *', timezone: 'America/New_York' });
     const fall = await backfill(hourly.id, { from: '2025-11-02T00:00:00Z', to: '2025-11-03T00:00:00Z', dry_run: true });
     // 01:30 happens twice on 2 November (EDT then EST): it runs once, at the first.
@@ -208,7 +237,11 @@ describe('POST /jobs/{id}/backfill', () => {
     const body = { from: '2025-10-03T12:00:00Z', to: '2025-10-06T12:00:00Z' };
     const first = await backfill(job.id, body);
     expect(first.status).toBe(200);
-    expect(first.body.fire_times).toEqual(['2025-10-03T15:45:00.000Z', '2025-10-04T15:45:00.000Z', '2025-10-05T15:15:00.000Z']);
+    expect(first.body.fire_times).toEqual([
+      '2025-10-03T15:45:00.000Z',
+      '2025-10-04T15:45:00.000Z',
+      '2025-10-05T15:15:00.000Z',
+    ]);
     expect(first.body.created).toBe(3);
     const { rows } = await h.env.pool.query(
       `SELECT trigger, status, scheduled_for FROM executions WHERE job_id = $1 ORDER BY scheduled_for`,
@@ -220,7 +253,12 @@ describe('POST /jobs/{id}/backfill', () => {
     expect(first.body.already_run).toEqual([]);
     // A dry run of the longer range says which fire times already ran, and by which execution.
     const preview = await backfill(job.id, { ...body, to: '2025-10-07T12:00:00Z', dry_run: true });
-    expect(preview.body.already_run).toEqual(first.body.fire_times.map((t: string, i: number) => ({ fire_time: t, execution_id: first.body.execution_ids[i] })));
+    expect(preview.body.already_run).toEqual(
+      first.body.fire_times.map((t: string, i: number) => ({
+        fire_time: t,
+        execution_id: first.body.execution_ids[i],
+      })),
+    );
     expect(preview.body.created).toBe(0);
     const second = await backfill(job.id, { ...body, to: '2025-10-07T12:00:00Z' });
     expect(second.body.fire_times).toHaveLength(4);
@@ -228,7 +266,11 @@ describe('POST /jobs/{id}/backfill', () => {
     expect(second.body.already_run.map((x: { fire_time: string }) => x.fire_time)).toEqual(first.body.fire_times);
     // 2026-04-05 02:00 -> 01:30 (+11 -> +10:30): 01:45 happens twice and runs once.
     const fallJob = await h.createJob({ cron_expr: '45 1 * * *', timezone: 'Australia/Lord_Howe' });
-    const fall = await backfill(fallJob.id, { from: '2026-04-04T12:00:00Z', to: '2026-04-05T12:00:00Z', dry_run: true });
+    const fall = await backfill(fallJob.id, {
+      from: '2026-04-04T12:00:00Z',
+      to: '2026-04-05T12:00:00Z',
+      dry_run: true,
+    });
     expect(fall.body.fire_times).toEqual(['2026-04-04T14:45:00.000Z']);
   });
 

@@ -23,10 +23,17 @@ afterAll(async () => {
 
 /** Runs the CLI in-process; the client's requests go to the app directly. */
 async function cli(...argv: string[]) {
-  const api = createJobsClient({ baseUrl: 'http://localhost', fetch: (request) => Promise.resolve(h.app.request(request)) });
+  const api = createJobsClient({
+    baseUrl: 'http://localhost',
+    fetch: (request) => Promise.resolve(h.app.request(request)),
+  });
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(argv, api, { out: (t) => void out.push(t), err: (t) => void err.push(t), sleep: () => new Promise((r) => setTimeout(r, 50)) });
+  const code = await runCli(argv, api, {
+    out: (t) => void out.push(t),
+    err: (t) => void err.push(t),
+    sleep: () => new Promise((r) => setTimeout(r, 50)),
+  });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
@@ -42,7 +49,10 @@ const jobNamed = async (name: string) => (await h.env.store.jobGetByName(name)) 
 describe('jobs apply', () => {
   it('plans with --dry-run (nothing written), applies, then finds nothing to do; YAML and JSON', async () => {
     const [a, b] = [unique('a'), unique('b')];
-    const yaml = file('jobs.yaml', `jobs:\n  - name: ${a}\n    cron_expr: "*/5 * * * *"\n    command: echo a\n  - name: ${b}\n    handler: noop\n`);
+    const yaml = file(
+      'jobs.yaml',
+      `jobs:\n  - name: ${a}\n    cron_expr: "*/5 * * * *"\n    command: echo a\n  - name: ${b}\n    handler: noop\n`,
+    );
     const dry = await cli('apply', yaml, '--dry-run');
     expect(dry.code).toBe(0);
     expect(dry.out).toContain(`create     ${a}`);
@@ -56,7 +66,13 @@ describe('jobs apply', () => {
     expect(again.out).toContain(`unchanged  ${a}`);
     expect(again.out).toContain(`unchanged  ${b}`);
     expect(again.out).toContain('applied 0 change(s)');
-    const json = file('jobs.json', JSON.stringify([{ name: a, cron_expr: '*/10 * * * *', command: 'echo a' }, { name: b, handler: 'noop' }]));
+    const json = file(
+      'jobs.json',
+      JSON.stringify([
+        { name: a, cron_expr: '*/10 * * * *', command: 'echo a' },
+        { name: b, handler: 'noop' },
+      ]),
+    );
     const update = await cli('apply', json);
     expect(update.out).toContain(`update     ${a}`);
     expect(update.out).toContain(`cron_expr: "*/5 * * * *" -> "*/10 * * * *"`);
@@ -67,7 +83,13 @@ describe('jobs apply', () => {
     const [keep, drop, byHand] = [unique('keep'), unique('drop'), unique('hand')];
     const owner = unique('owner');
     await h.createJob({ name: byHand });
-    const both = file('both.json', JSON.stringify([{ name: keep, handler: 'noop' }, { name: drop, handler: 'noop' }]));
+    const both = file(
+      'both.json',
+      JSON.stringify([
+        { name: keep, handler: 'noop' },
+        { name: drop, handler: 'noop' },
+      ]),
+    );
     expect((await cli('apply', both, '--owner', owner)).code).toBe(0);
     const one = file('one.json', JSON.stringify([{ name: keep, handler: 'noop' }]));
     const withoutPrune = await cli('apply', one, '--owner', owner);
@@ -88,7 +110,12 @@ describe('jobs apply', () => {
     const [good, bad] = [unique('good'), unique('bad')];
     const path = file(
       'mixed.json',
-      JSON.stringify([{ name: good, handler: 'noop' }, { name: bad, cron_expr: '0 0 30 2 *', handler: 'noop' }, { handler: 'noop' }, 'text']),
+      JSON.stringify([
+        { name: good, handler: 'noop' },
+        { name: bad, cron_expr: '0 0 30 2 *', handler: 'noop' },
+        { handler: 'noop' },
+        'text',
+      ]),
     );
     const dry = await cli('apply', path, '--dry-run');
     expect(dry.code).toBe(1);
@@ -113,7 +140,13 @@ describe('jobs apply', () => {
         server = serve({ fetch: keyed.app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port));
       });
       const name = unique('spawned');
-      const path = file('spawned.json', JSON.stringify([{ name, handler: 'noop' }, { name: unique('x'), handler: 'no spaces allowed' }]));
+      const path = file(
+        'spawned.json',
+        JSON.stringify([
+          { name, handler: 'noop' },
+          { name: unique('x'), handler: 'no spaces allowed' },
+        ]),
+      );
       const run = await promisify(execFile)('npm', ['run', '--silent', 'jobs', '--', 'apply', path], {
         cwd: ROOT,
         env: { ...process.env, JOBS_API_URL: `http://127.0.0.1:${port}`, JOBS_API_KEY: 'cli-secret' },
@@ -139,7 +172,11 @@ describe('jobs apply', () => {
 
 describe('jobs list / get / trigger / pause / resume / logs', () => {
   it('drives a job and follows its execution to the end', async () => {
-    const job = await h.createJob({ name: unique('ops'), command: 'echo line-one; sleep 0.3; echo line-two', cron_expr: '0 * * * *' });
+    const job = await h.createJob({
+      name: unique('ops'),
+      command: 'echo line-one; sleep 0.3; echo line-two',
+      cron_expr: '0 * * * *',
+    });
     const list = await cli('list');
     expect(list.out).toContain(`${job.id}\t${job.name}\tactive\t0 * * * *\tv1`);
     const get = await cli('get', job.id);

@@ -43,7 +43,8 @@ describe('a change takes effect for the next attempt that starts, on every worke
     for (let round = 1; round <= 3; round++) {
       // Warm both workers' caches with the current definition.
       const before = await Promise.all([trigger(job.id), trigger(job.id), trigger(job.id)]);
-      for (const id of before) expect((await finished(id)).output).toContain(round === 1 ? 'old-definition' : `definition-${round - 1}`);
+      for (const id of before)
+        expect((await finished(id)).output).toContain(round === 1 ? 'old-definition' : `definition-${round - 1}`);
       const res = await patch(job.id, { command: `echo definition-${round}` });
       expect(res.body.version).toBe(round + 1);
       const after = await Promise.all([trigger(job.id), trigger(job.id), trigger(job.id)]);
@@ -95,10 +96,10 @@ describe('a schedule change', () => {
     // Those due before the change stay (they were due under the old schedule); later ones are withdrawn.
     expect(await times(job.id)).toEqual(['00:00:02', '00:00:04']);
     const delayed = await h.env.redis.zrange(h.env.redisQueue!.keys.lane('short').delayed, '0', '-1');
-    const { rows } = await h.env.pool.query(`SELECT id, status, error FROM executions WHERE job_id = $1 AND scheduled_for > $2`, [
-      job.id,
-      '2025-01-01T00:00:05Z',
-    ]);
+    const { rows } = await h.env.pool.query(
+      `SELECT id, status, error FROM executions WHERE job_id = $1 AND scheduled_for > $2`,
+      [job.id, '2025-01-01T00:00:05Z'],
+    );
     expect(rows.map((r) => r.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
     for (const r of rows) expect(delayed.some((m) => m.endsWith(`:${r.id}`))).toBe(false);
     await e.tick(10_000);
@@ -114,11 +115,20 @@ describe('a schedule change', () => {
       await e.tick(10_000);
       clock.set('2025-01-01T00:00:05Z');
       // Several ticks (each its own transaction) race the PATCH; each tick, before or after it, holds the row lock.
-      const ticks = Array.from({ length: 4 }, (_, i) => new Promise((r) => setTimeout(r, i * round)).then(() => e.tick(10_000)));
+      const ticks = Array.from({ length: 4 }, (_, i) =>
+        new Promise((r) => setTimeout(r, i * round)).then(() => e.tick(10_000)),
+      );
       const [res] = await Promise.all([patch(job.id, { cron_expr: '*/3 * * * * *' }), ...ticks]);
       expect(res.status).toBe(200);
       await e.tick(10_000);
-      expect(await times(job.id), `round ${round}`).toEqual(['00:00:02', '00:00:04', '00:00:06', '00:00:09', '00:00:12', '00:00:15']);
+      expect(await times(job.id), `round ${round}`).toEqual([
+        '00:00:02',
+        '00:00:04',
+        '00:00:06',
+        '00:00:09',
+        '00:00:12',
+        '00:00:15',
+      ]);
       const job2 = await h.env.store.jobGet(job.id);
       expect(job2!.nextRunAt!.toISOString()).toBe('2025-01-01T00:00:18.000Z');
     }
@@ -135,7 +145,9 @@ describe('lane, priority and limits apply to attempts not yet started', () => {
     expect(await h.env.redis.zcard(short.ready)).toBe(3);
     const res = await patch(job.id, { lane: 'long', priority: 7 });
     expect(res.body).toMatchObject({ lane: 'long', priority: 7 });
-    const { rows } = await h.env.pool.query(`SELECT lane, priority FROM executions WHERE id = ANY($1::bigint[])`, [ids]);
+    const { rows } = await h.env.pool.query(`SELECT lane, priority FROM executions WHERE id = ANY($1::bigint[])`, [
+      ids,
+    ]);
     expect(rows).toEqual(Array(3).fill({ lane: 'long', priority: 7 }));
     expect(await h.env.redis.zcard(short.ready)).toBe(0);
     expect((await h.env.redis.zrange(long.ready, '0', '-1')).sort()).toEqual([...ids].sort());
@@ -159,12 +171,18 @@ describe('lane, priority and limits apply to attempts not yet started', () => {
 describe('retries after an edit', () => {
   it('a retry created after a lane and priority change takes the new ones', async () => {
     await setup();
-    const job = await h.createJob({ command: 'sleep 0.5; exit 3', max_retries: 1, backoff: { base_seconds: 0, factor: 1, max_seconds: 0, jitter: 'none' } });
+    const job = await h.createJob({
+      command: 'sleep 0.5; exit 3',
+      max_retries: 1,
+      backoff: { base_seconds: 0, factor: 1, max_seconds: 0, jitter: 'none' },
+    });
     await e.worker();
     const first = await trigger(job.id);
     await eventually(async () => (await h.env.store.executionGet(first))?.status === 'running');
     expect((await patch(job.id, { lane: 'long', priority: 9, command: 'true' })).status).toBe(200);
-    const retry = await eventually(async () => (await h.env.store.executionList({ jobId: job.id, limit: 5 })).find((x) => x.trigger === 'retry'));
+    const retry = await eventually(async () =>
+      (await h.env.store.executionList({ jobId: job.id, limit: 5 })).find((x) => x.trigger === 'retry'),
+    );
     expect(retry).toMatchObject({ lane: 'long', priority: 9 });
     expect((await finished(retry.id)).status).toBe('succeeded');
   });

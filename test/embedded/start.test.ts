@@ -45,9 +45,11 @@ function start(cwd: string) {
 }
 
 async function listening(s: ReturnType<typeof start>): Promise<string> {
-  const match = await eventually(() => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(s.output()), 90_000, 100).catch((error) => {
-    throw new Error(`${error.message}\n${s.output()}`);
-  });
+  const match = await eventually(() => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(s.output()), 90_000, 100).catch(
+    (error) => {
+      throw new Error(`${error.message}\n${s.output()}`);
+    },
+  );
   return match[1]!;
 }
 
@@ -83,8 +85,15 @@ describe('npm start with nothing configured', () => {
 
     const first = start(cwd);
     const base = await listening(first);
-    const firstLine = first.output().split('\n').find((l) => l.startsWith('{'))!;
-    expect(JSON.parse(firstLine)).toMatchObject({ event: 'embedded_postgres.started', created: true, queue: 'postgres' });
+    const firstLine = first
+      .output()
+      .split('\n')
+      .find((l) => l.startsWith('{'))!;
+    expect(JSON.parse(firstLine)).toMatchObject({
+      event: 'embedded_postgres.started',
+      created: true,
+      queue: 'postgres',
+    });
     expect(firstLine).toContain('DATABASE_URL');
     expect(first.output()).not.toContain('redis.error');
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
@@ -100,7 +109,14 @@ describe('npm start with nothing configured', () => {
 
     const second = start(cwd);
     const again = await listening(second);
-    expect(JSON.parse(second.output().split('\n').find((l) => l.startsWith('{'))!)).toMatchObject({ event: 'embedded_postgres.started', created: false });
+    expect(
+      JSON.parse(
+        second
+          .output()
+          .split('\n')
+          .find((l) => l.startsWith('{'))!,
+      ),
+    ).toMatchObject({ event: 'embedded_postgres.started', created: false });
     expect((await api(again, `/jobs/${job.body.id}`)).body).toMatchObject({ name: 'embedded' });
     expect((await api(again, `/executions/${before}`)).body).toMatchObject({ status: 'succeeded' });
     await runOnce(again, job.body.id);

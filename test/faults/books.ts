@@ -32,7 +32,11 @@ export async function drain(s: Scenario, timeoutMs: number): Promise<{ drained: 
   let live = -1;
   while (Date.now() - started < timeoutMs) {
     try {
-      const rows = await s.q<{ n: number }>(`SELECT count(*)::int AS n FROM executions WHERE status IN ${LIVE}`, [], 5000);
+      const rows = await s.q<{ n: number }>(
+        `SELECT count(*)::int AS n FROM executions WHERE status IN ${LIVE}`,
+        [],
+        5000,
+      );
       live = rows[0]!.n;
       if (live === 0) return { drained: true, ms: Date.now() - started, live };
     } catch {
@@ -77,7 +81,8 @@ export async function checkBooks(
     await sleep(250);
     leases = await redisLeases(s);
   }
-  if (leases.leases > 0 || leases.tokens > 0) problems.push(`the queue (${s.backend}) still holds ${leases.leases} leases and ${leases.tokens} lease tokens`);
+  if (leases.leases > 0 || leases.tokens > 0)
+    problems.push(`the queue (${s.backend}) still holds ${leases.leases} leases and ${leases.tokens} lease tokens`);
 
   const chains = await s.q<{
     root: string;
@@ -141,7 +146,13 @@ export async function checkBooks(
        AND (SELECT count(*) FROM executions r WHERE r.retry_of = f.id AND r.trigger = 'retry') <> 1`,
   );
   for (const b of badRetries) (b.retries > 1 ? dupRoots : lostRoots).add(b.root);
-  if (badRetries.length > 0) problems.push(`failed attempts without exactly one retry: ${badRetries.slice(0, 5).map((b) => `${b.id}(${b.retries})`).join(' ')}`);
+  if (badRetries.length > 0)
+    problems.push(
+      `failed attempts without exactly one retry: ${badRetries
+        .slice(0, 5)
+        .map((b) => `${b.id}(${b.retries})`)
+        .join(' ')}`,
+    );
 
   const leftovers = await s.q<{ running: number; leased: number }>(
     `SELECT count(*) FILTER (WHERE status = 'running')::int AS running,

@@ -130,7 +130,11 @@ export class Proc {
       };
       const timer = setTimeout(() => {
         this.watchers.delete(watcher);
-        reject(new Error(`${this.name}: no line matching ${pattern} within ${timeoutMs} ms (exit: ${JSON.stringify(this.exitInfo)})`));
+        reject(
+          new Error(
+            `${this.name}: no line matching ${pattern} within ${timeoutMs} ms (exit: ${JSON.stringify(this.exitInfo)})`,
+          ),
+        );
       }, timeoutMs);
       this.watchers.add(watcher);
       void this.exited.then(() => {
@@ -206,7 +210,12 @@ const SCRIPTS = {
   local: 'functions/local.ts',
 } as const;
 
-export async function createScenario(servers: Servers, name: string, logRoot: string, backend: 'redis' | 'postgres' = 'redis'): Promise<Scenario> {
+export async function createScenario(
+  servers: Servers,
+  name: string,
+  logRoot: string,
+  backend: 'redis' | 'postgres' = 'redis',
+): Promise<Scenario> {
   const database = `faults_${name.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${Date.now().toString(36)}`;
   const admin = new pg.Client({ connectionString: servers.pg.url });
   await admin.connect();
@@ -241,7 +250,14 @@ export async function createScenario(servers: Servers, name: string, logRoot: st
     redisQueue,
     logDir,
     procs,
-    env: (extra = {}) => ({ ...baseEnv(), DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, QUEUE_BACKEND: backend, ...extra }),
+    env: (extra = {}) => ({
+      ...baseEnv(),
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: prefix,
+      QUEUE_BACKEND: backend,
+      ...extra,
+    }),
     spawn(kind, extra = {}, procName) {
       const proc = new Proc(procName ?? `${kind}-${++counter}`, SCRIPTS[kind], scenario.env(extra), logDir);
       procs.push(proc);
@@ -303,7 +319,17 @@ export class ApiClient {
     readonly key: string | null,
   ) {}
 
-  async request(method: string, path: string, options: { body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string>; timeoutMs?: number; auth?: boolean } = {}): Promise<ApiResponse> {
+  async request(
+    method: string,
+    path: string,
+    options: {
+      body?: unknown;
+      raw?: string | Uint8Array;
+      headers?: Record<string, string>;
+      timeoutMs?: number;
+      auth?: boolean;
+    } = {},
+  ): Promise<ApiResponse> {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
     if (this.key && options.auth !== false && !Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')) {
       headers.authorization = `Bearer ${this.key}`;
@@ -363,8 +389,12 @@ export function startLoad(
     const { jobId, payload } = pick();
     inFlight++;
     try {
-      const res = await client.request('POST', `/api/v1/jobs/${jobId}/trigger`, { body: payload === undefined ? {} : { payload }, timeoutMs: 20_000 });
-      if (res.status >= 200 && res.status < 300) acks.push({ root: String(res.body.root_id ?? res.body.id), jobId, at: Date.now() });
+      const res = await client.request('POST', `/api/v1/jobs/${jobId}/trigger`, {
+        body: payload === undefined ? {} : { payload },
+        timeoutMs: 20_000,
+      });
+      if (res.status >= 200 && res.status < 300)
+        acks.push({ root: String(res.body.root_id ?? res.body.id), jobId, at: Date.now() });
       else refused[res.status] = (refused[res.status] ?? 0) + 1;
     } catch (error) {
       const key = (error as Error).name === 'TimeoutError' ? 'timeout' : 'network';
@@ -400,7 +430,12 @@ export function startLoad(
 }
 
 /** Triggers `n` executions as fast as `concurrency` allows; returns the acknowledged ones. */
-export async function triggerMany(client: ApiClient, pick: () => { jobId: string; payload?: unknown }, n: number, concurrency = 16): Promise<Ack[]> {
+export async function triggerMany(
+  client: ApiClient,
+  pick: () => { jobId: string; payload?: unknown },
+  n: number,
+  concurrency = 16,
+): Promise<Ack[]> {
   const acks: Ack[] = [];
   let next = 0;
   await Promise.all(
@@ -409,8 +444,11 @@ export async function triggerMany(client: ApiClient, pick: () => { jobId: string
         next++;
         const { jobId, payload } = pick();
         try {
-          const res = await client.request('POST', `/api/v1/jobs/${jobId}/trigger`, { body: payload === undefined ? {} : { payload } });
-          if (res.status >= 200 && res.status < 300) acks.push({ root: String(res.body.root_id ?? res.body.id), jobId, at: Date.now() });
+          const res = await client.request('POST', `/api/v1/jobs/${jobId}/trigger`, {
+            body: payload === undefined ? {} : { payload },
+          });
+          if (res.status >= 200 && res.status < 300)
+            acks.push({ root: String(res.body.root_id ?? res.body.id), jobId, at: Date.now() });
         } catch {
           // not acknowledged
         }
@@ -421,7 +459,11 @@ export async function triggerMany(client: ApiClient, pick: () => { jobId: string
 }
 
 /** Polls until `check` returns a truthy value; returns it, or null after `timeoutMs`. */
-export async function waitUntil<T>(check: () => Promise<T | null | undefined | false>, timeoutMs: number, everyMs = 100): Promise<T | null> {
+export async function waitUntil<T>(
+  check: () => Promise<T | null | undefined | false>,
+  timeoutMs: number,
+  everyMs = 100,
+): Promise<T | null> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -36,7 +36,13 @@ export const HOSTILE_STRINGS: string[] = [
 ];
 
 /** Control characters are fine in commands and payloads (never in names); NUL is refused everywhere. */
-export const HOSTILE_WITH_CONTROLS: string[] = [`tab\there`, `new\nline`, `cr\rlf\r\n`, `bell\u0007 esc\u001b[31mred`, `del\u007f`];
+export const HOSTILE_WITH_CONTROLS: string[] = [
+  `tab\there`,
+  `new\nline`,
+  `cr\rlf\r\n`,
+  `bell\u0007 esc\u001b[31mred`,
+  `del\u007f`,
+];
 
 /** Strings with unpaired UTF-16 surrogates: not Unicode, so not storable as text. Refuse them or keep them exactly. */
 export const LONE_SURROGATES: string[] = ['a\uD800b', '\uDC00', 'x\uDBFF', 'pair\uD83D\uDE00then lone \uDE00'];
@@ -49,7 +55,11 @@ const anyText = fc.oneof(
 
 /** Unicode text that is a valid job name (no control characters, 1..200 chars after trimming). */
 export const nameText = fc
-  .oneof(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 60 }), fc.string({ unit: 'binary', minLength: 1, maxLength: 60 }), fc.constantFrom(...HOSTILE_STRINGS))
+  .oneof(
+    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 60 }),
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 60 }),
+    fc.constantFrom(...HOSTILE_STRINGS),
+  )
   .map((s) => [...s].filter((ch) => !/\p{Cc}/u.test(ch)).join(''))
   .filter((s) => s.trim().length > 0 && s.trim().length <= 180);
 
@@ -62,11 +72,56 @@ const anyValue: fc.Arbitrary<unknown> = fc.oneof(
   anyText,
   fc.integer(),
   fc.double(),
-  fc.constantFrom(0, -1, 1.5, 1e308, -1e308, 2 ** 53 + 1, Number.MAX_SAFE_INTEGER, '1', '0', 'true', '', ' ', true, false, null, [], {}),
+  fc.constantFrom(
+    0,
+    -1,
+    1.5,
+    1e308,
+    -1e308,
+    2 ** 53 + 1,
+    Number.MAX_SAFE_INTEGER,
+    '1',
+    '0',
+    'true',
+    '',
+    ' ',
+    true,
+    false,
+    null,
+    [],
+    {},
+  ),
 );
 
 const cronToken = fc.oneof(
-  fc.constantFrom('*', '?', 'L', 'W', '#', 'H', 'LW', '5L', '1#2', 'JAN', 'mon', 'Sun', 'FOO', '-', '/', ',', '*/0', '*/-1', '0-0', '59-0', '٣', '１', '99999999999999999999', '-5', '1e3', '0x1'),
+  fc.constantFrom(
+    '*',
+    '?',
+    'L',
+    'W',
+    '#',
+    'H',
+    'LW',
+    '5L',
+    '1#2',
+    'JAN',
+    'mon',
+    'Sun',
+    'FOO',
+    '-',
+    '/',
+    ',',
+    '*/0',
+    '*/-1',
+    '0-0',
+    '59-0',
+    '٣',
+    '１',
+    '99999999999999999999',
+    '-5',
+    '1e3',
+    '0x1',
+  ),
   fc.integer({ min: -5, max: 100 }).map(String),
   fc.tuple(fc.integer({ min: 0, max: 70 }), fc.integer({ min: 0, max: 70 })).map(([a, b]) => `${a}-${b}`),
   fc.tuple(fc.constantFrom('*', '0', '5-50'), fc.integer({ min: 0, max: 100 })).map(([a, b]) => `${a}/${b}`),
@@ -76,20 +131,60 @@ const cronToken = fc.oneof(
 /** Cron-like expressions: valid and nearly valid ones, wrong field counts, odd whitespace, unknown macros. */
 export const cronExpr = fc.oneof(
   fc
-    .tuple(fc.array(cronToken, { minLength: 1, maxLength: 8 }), fc.constantFrom(' ', '  ', '\t', '\u00a0', '\u3000', ' \n '))
+    .tuple(
+      fc.array(cronToken, { minLength: 1, maxLength: 8 }),
+      fc.constantFrom(' ', '  ', '\t', '\u00a0', '\u3000', ' \n '),
+    )
     .map(([tokens, sep]) => tokens.join(sep)),
-  fc.constantFrom('@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly', '@reboot', '@every 5s', '@', '@@daily', '0 0 30 2 *', '0 0 31 4 *', '* * * * * * *', '', ' ', '* * * * *', '*/1 * * * * *', '0 0 29 2 1'),
+  fc.constantFrom(
+    '@yearly',
+    '@annually',
+    '@monthly',
+    '@weekly',
+    '@daily',
+    '@midnight',
+    '@hourly',
+    '@reboot',
+    '@every 5s',
+    '@',
+    '@@daily',
+    '0 0 30 2 *',
+    '0 0 31 4 *',
+    '* * * * * * *',
+    '',
+    ' ',
+    '* * * * *',
+    '*/1 * * * * *',
+    '0 0 29 2 1',
+  ),
   anyText,
 );
 
 export const timezone = fc.oneof(
   fc.constantFrom(...Intl.supportedValuesOf('timeZone').slice(0, 400)),
-  fc.constantFrom('UTC', 'utc', 'Etc/GMT+14', 'Etc/GMT-14', 'Europe/Paris ', ' UTC', 'America/New_York', 'Mars/Olympus', '../../etc/passwd', 'UTC\u0000', 'GMT+5', '+05:00', 'Z', ''),
+  fc.constantFrom(
+    'UTC',
+    'utc',
+    'Etc/GMT+14',
+    'Etc/GMT-14',
+    'Europe/Paris ',
+    ' UTC',
+    'America/New_York',
+    'Mars/Olympus',
+    '../../etc/passwd',
+    'UTC\u0000',
+    'GMT+5',
+    '+05:00',
+    'Z',
+    '',
+  ),
   anyText,
 );
 
 const isoish = fc.oneof(
-  fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString()),
+  fc
+    .date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true })
+    .map((d) => d.toISOString()),
   fc.constantFrom(
     '0000-01-01T00:00:00Z',
     '0000-01-01T00:00:00.000Z',
@@ -114,10 +209,30 @@ const isoish = fc.oneof(
 
 /** A JSON value nested `depth` levels deep (arrays or objects), built as text so building it is cheap. */
 export function deepJson(depth: number, kind: 'array' | 'object'): string {
-  return kind === 'array' ? '['.repeat(depth) + '1' + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+  return kind === 'array'
+    ? '['.repeat(depth) + '1' + ']'.repeat(depth)
+    : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 }
 
-const JOB_FIELDS = ['name', 'cron_expr', 'timezone', 'run_at', 'command', 'handler', 'payload', 'max_retries', 'timeout_seconds', 'backoff', 'lane', 'priority', 'overlap', 'misfire', 'catch_up_max', 'misfire_deadline_seconds', 'status'] as const;
+const JOB_FIELDS = [
+  'name',
+  'cron_expr',
+  'timezone',
+  'run_at',
+  'command',
+  'handler',
+  'payload',
+  'max_retries',
+  'timeout_seconds',
+  'backoff',
+  'lane',
+  'priority',
+  'overlap',
+  'misfire',
+  'catch_up_max',
+  'misfire_deadline_seconds',
+  'status',
+] as const;
 
 /** Plausible values per field (mostly valid), so random bodies reach the deeper checks, not just the type ones. */
 const plausible: Record<(typeof JOB_FIELDS)[number], fc.Arbitrary<unknown>> = {
@@ -126,13 +241,21 @@ const plausible: Record<(typeof JOB_FIELDS)[number], fc.Arbitrary<unknown>> = {
   timezone,
   run_at: fc.oneof(isoish, fc.constant(null)),
   command: fc.oneof(anyText, fc.constantFrom('x'.repeat(10_001), '', 'echo\u0000x'), anyValue),
-  handler: fc.oneof(fc.constantFrom('noop', 'sleep', 'nap', 'no-such-handler', 'a'.repeat(101), 'bad name', 'x;y'), anyText),
+  handler: fc.oneof(
+    fc.constantFrom('noop', 'sleep', 'nap', 'no-such-handler', 'a'.repeat(101), 'bad name', 'x;y'),
+    anyText,
+  ),
   payload: fc.oneof(fc.jsonValue({ maxDepth: 4 }), anyValue, fc.constant({ s: 'x'.repeat(70_000) })),
   max_retries: fc.oneof(fc.integer({ min: -2, max: 102 }), anyValue),
   timeout_seconds: fc.oneof(fc.integer({ min: -1, max: 100_000 }), fc.constantFrom(0.5, 86_401, 601), anyValue),
   backoff: fc.oneof(
     fc.record(
-      { base_seconds: fc.oneof(fc.double({ min: -1, max: 90_000, noNaN: true }), anyValue), factor: fc.oneof(fc.double({ min: 0, max: 11, noNaN: true }), anyValue), max_seconds: fc.oneof(fc.double({ min: -1, max: 90_000, noNaN: true }), anyValue), jitter: fc.constantFrom('full', 'none', 'some', 1) },
+      {
+        base_seconds: fc.oneof(fc.double({ min: -1, max: 90_000, noNaN: true }), anyValue),
+        factor: fc.oneof(fc.double({ min: 0, max: 11, noNaN: true }), anyValue),
+        max_seconds: fc.oneof(fc.double({ min: -1, max: 90_000, noNaN: true }), anyValue),
+        jitter: fc.constantFrom('full', 'none', 'some', 1),
+      },
       { requiredKeys: [] },
     ),
     anyValue,
@@ -150,13 +273,22 @@ const plausible: Record<(typeof JOB_FIELDS)[number], fc.Arbitrary<unknown>> = {
 export const jobBody: fc.Arbitrary<Record<string, unknown>> = fc
   .tuple(
     fc.record(plausible, { requiredKeys: [] }),
-    fc.option(fc.dictionary(fc.oneof(anyText, fc.constantFrom('__proto__', 'constructor', 'prototype', 'id', 'next_run_at', 'deleted_at')), anyValue, { maxKeys: 2 }), { freq: 4 }),
+    fc.option(
+      fc.dictionary(
+        fc.oneof(anyText, fc.constantFrom('__proto__', 'constructor', 'prototype', 'id', 'next_run_at', 'deleted_at')),
+        anyValue,
+        { maxKeys: 2 },
+      ),
+      { freq: 4 },
+    ),
     fc.option(loneSurrogate, { freq: 10 }),
     fc.constantFrom('name', 'command', 'payload'),
   )
   .map(([fields, extra, lone, where]) => {
     const body: Record<string, unknown> = { ...fields };
-    if (extra) for (const [k, v] of Object.entries(extra)) Object.defineProperty(body, k, { value: v, enumerable: true, configurable: true, writable: true });
+    if (extra)
+      for (const [k, v] of Object.entries(extra))
+        Object.defineProperty(body, k, { value: v, enumerable: true, configurable: true, writable: true });
     if (lone) body[where] = where === 'payload' ? { s: lone } : lone;
     return body;
   });
@@ -168,14 +300,41 @@ export const triggerBody: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /** Path ids: numeric-looking and not, never one that could name a real row (below 10^12). */
-export const idText = fc.oneof(
-  fc.constantFrom('0', '-1', '1.0', '1e3', '0x10', '00001', ' 1', '1 ', '١٢٣', '１', '9223372036854775807', '9223372036854775808', '999999999999999999', '99999999999999999999', 'null', 'undefined', '%00', '%2e%2e', '..', '.', "1'", '1;DROP TABLE jobs', 'a'.repeat(3000)),
-  fc.bigInt({ min: 10n ** 12n, max: 10n ** 19n }).map(String),
-  fc.string({ unit: 'binary-ascii', maxLength: 30 }),
-)
+export const idText = fc
+  .oneof(
+    fc.constantFrom(
+      '0',
+      '-1',
+      '1.0',
+      '1e3',
+      '0x10',
+      '00001',
+      ' 1',
+      '1 ',
+      '١٢٣',
+      '１',
+      '9223372036854775807',
+      '9223372036854775808',
+      '999999999999999999',
+      '99999999999999999999',
+      'null',
+      'undefined',
+      '%00',
+      '%2e%2e',
+      '..',
+      '.',
+      "1'",
+      '1;DROP TABLE jobs',
+      'a'.repeat(3000),
+    ),
+    fc.bigInt({ min: 10n ** 12n, max: 10n ** 19n }).map(String),
+    fc.string({ unit: 'binary-ascii', maxLength: 30 }),
+  )
   // URL parsing strips leading and trailing C0 controls and spaces, so `6\x16` is sent as `6`: keep such ids away
   // from the numbers of real rows too.
-  .map((id) => (/^[1-9][0-9]{0,11}$/.test(id.replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, '')) ? `${id.trim()}000000000000` : id));
+  .map((id) =>
+    /^[1-9][0-9]{0,11}$/.test(id.replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, '')) ? `${id.trim()}000000000000` : id,
+  );
 
 /** Ids that URL parsing turns into a different path (dot segments): the route they reach may well exist. */
 export function changesRoute(id: string): boolean {
@@ -183,7 +342,27 @@ export function changesRoute(id: string): boolean {
 }
 
 export const queryValue = fc.oneof(
-  fc.constantFrom('', '0', '1', '200', '201', '-1', '1.5', '1e3', 'abc', 'null', '9'.repeat(30), 'queued', 'QUEUED', 'succeeded', 'active', 'paused', '%00', '[]', '{}'),
+  fc.constantFrom(
+    '',
+    '0',
+    '1',
+    '200',
+    '201',
+    '-1',
+    '1.5',
+    '1e3',
+    'abc',
+    'null',
+    '9'.repeat(30),
+    'queued',
+    'QUEUED',
+    'succeeded',
+    'active',
+    'paused',
+    '%00',
+    '[]',
+    '{}',
+  ),
   fc.string({ unit: 'binary', maxLength: 20 }),
 );
 

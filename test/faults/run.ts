@@ -21,17 +21,24 @@ async function main(): Promise<number> {
   const selected = SCENARIOS.filter((s) => filters.length === 0 || filters.some((f) => s.name.includes(f)));
   const runKnownBugs = filters.length > 0 || process.env.FAULTS_KNOWN_BUGS === '1';
   if (selected.length === 0) {
-    process.stderr.write(`no scenario matches ${filters.join(' ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}\n`);
+    process.stderr.write(
+      `no scenario matches ${filters.join(' ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}\n`,
+    );
     return 2;
   }
   // Scenarios that apply to the PostgreSQL queue run once more on it (FAULTS_QUEUE=redis or postgres: only that one).
-  const queues = (['redis', 'postgres'] as const).filter((q) => !process.env.FAULTS_QUEUE || process.env.FAULTS_QUEUE === q);
+  const queues = (['redis', 'postgres'] as const).filter(
+    (q) => !process.env.FAULTS_QUEUE || process.env.FAULTS_QUEUE === q,
+  );
   const runs = selected.flatMap((def) =>
-    queues.filter((q) => q === 'redis' || def.postgresQueue).map((queue) => ({ def, queue, name: queue === 'redis' ? def.name : `${def.name} [pg queue]` })),
+    queues
+      .filter((q) => q === 'redis' || def.postgresQueue)
+      .map((queue) => ({ def, queue, name: queue === 'redis' ? def.name : `${def.name} [pg queue]` })),
   );
   const seed = Number(process.env.FAULTS_SEED ?? Date.now() % 1_000_000);
   const started = Date.now();
-  const log = (message: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s] ${message}\n`);
+  const log = (message: string) =>
+    process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s] ${message}\n`);
 
   const leftovers = cleanupLeftovers();
   if (leftovers.length > 0) log(`cleaned up ${leftovers.length} leftover private server(s) of an interrupted run`);
@@ -49,7 +56,9 @@ async function main(): Promise<number> {
   process.on('SIGTERM', onSignal);
   process.on('exit', () => killAllLive());
   // A scenario's stray background promise must not take the whole run (and its cleanup) down.
-  process.on('unhandledRejection', (error) => log(`unhandled rejection (reported, run continues): ${(error as Error)?.stack ?? String(error)}`));
+  process.on('unhandledRejection', (error) =>
+    log(`unhandled rejection (reported, run continues): ${(error as Error)?.stack ?? String(error)}`),
+  );
 
   const results: ScenarioResult[] = [];
   const skipped: { name: string; why: string }[] = [];
@@ -90,7 +99,7 @@ async function main(): Promise<number> {
       results.push(result);
       for (const n of result.notes) log(`  note: ${n}`);
       for (const p of result.problems) log(`  PROBLEM: ${p}`);
-      if (knownBug) log(`  known bug: ${knownBug}${result.pass ? " (it passed: fixed? remove knownBug)" : ""}`);
+      if (knownBug) log(`  known bug: ${knownBug}${result.pass ? ' (it passed: fixed? remove knownBug)' : ''}`);
       log(`  ${result.pass ? 'PASS' : 'FAIL'} in ${(result.ms / 1000).toFixed(1)}s`);
     }
   } finally {
@@ -103,7 +112,10 @@ async function main(): Promise<number> {
   const lines = [
     '',
     'scenario | acknowledged | lost | duplicated | recovery | result',
-    ...results.map((r) => `${r.name} | ${r.acknowledged} | ${r.lost} | ${r.duplicated} | ${r.recovery} | ${r.pass ? 'PASS' : 'FAIL'}`),
+    ...results.map(
+      (r) =>
+        `${r.name} | ${r.acknowledged} | ${r.lost} | ${r.duplicated} | ${r.recovery} | ${r.pass ? 'PASS' : 'FAIL'}`,
+    ),
     ...skipped.map((s) => `${s.name} | - | - | - | - | SKIPPED (known bug)`),
     `${passed} passed, ${failed} failed${skipped.length > 0 ? `, ${skipped.length} skipped (known bugs)` : ''} (${((Date.now() - started) / 1000).toFixed(0)}s, seed ${seed})`,
   ];

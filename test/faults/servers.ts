@@ -13,7 +13,16 @@
  * leftovers (only ours: the directory prefix and the dead owner pid say so) before it starts.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,7 +53,8 @@ function pgBinDir(): string {
   const versions = readdirSync(base)
     .filter((v) => existsSync(join(base, v, 'bin', 'initdb')))
     .sort((a, b) => Number(b) - Number(a));
-  if (versions.length === 0) throw new Error('no PostgreSQL version with initdb under /usr/lib/postgresql (set PG_BIN)');
+  if (versions.length === 0)
+    throw new Error('no PostgreSQL version with initdb under /usr/lib/postgresql (set PG_BIN)');
   return join(base, versions[0]!, 'bin');
 }
 
@@ -52,7 +62,11 @@ function pgBinDir(): string {
 function asPostgres(bin: string, args: string[], options: { timeoutMs?: number } = {}): string {
   const asRoot = process.getuid?.() === 0;
   const [cmd, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
-  return execFileSync(cmd, argv, { encoding: 'utf8', timeout: options.timeoutMs ?? 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  return execFileSync(cmd, argv, {
+    encoding: 'utf8',
+    timeout: options.timeoutMs ?? 60_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 function pidAlive(pid: number): boolean {
@@ -114,7 +128,20 @@ export class PrivateRedis {
     if (!this.port) this.port = await freePort();
     const child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', '--loglevel', 'warning'],
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--protected-mode',
+        'no',
+        '--loglevel',
+        'warning',
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';
@@ -124,7 +151,8 @@ export class PrivateRedis {
     writeFileSync(join(this.dir, 'redis.pid'), String(child.pid));
     const deadline = Date.now() + 10_000;
     while (!(await this.ping())) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start on ${this.port}: ${stderr}`);
+      if (child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`redis-server did not start on ${this.port}: ${stderr}`);
       await sleep(50);
     }
   }
@@ -190,7 +218,18 @@ export class PrivatePostgres {
       chownSync(this.dir, uidOf('postgres'), gidOf('postgres'));
       chownSync(this.data, uidOf('postgres'), gidOf('postgres'));
     }
-    asPostgres(join(this.bin, 'initdb'), ['-D', this.data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C']);
+    asPostgres(join(this.bin, 'initdb'), [
+      '-D',
+      this.data,
+      '-A',
+      'trust',
+      '-U',
+      'postgres',
+      '--no-sync',
+      '-E',
+      'UTF8',
+      '--locale=C',
+    ]);
   }
 
   private options(): string {
@@ -211,7 +250,18 @@ export class PrivatePostgres {
 
   /** `fast`: clean shutdown (sessions disconnected); `immediate`: a crash (recovery from WAL at the next start). */
   restart(mode: 'fast' | 'immediate'): void {
-    asPostgres(join(this.bin, 'pg_ctl'), ['-D', this.data, '-l', join(this.dir, 'pg.log'), '-w', '-t', '60', '-m', mode, 'restart']);
+    asPostgres(join(this.bin, 'pg_ctl'), [
+      '-D',
+      this.data,
+      '-l',
+      join(this.dir, 'pg.log'),
+      '-w',
+      '-t',
+      '60',
+      '-m',
+      mode,
+      'restart',
+    ]);
   }
 
   stopServer(mode: 'fast' | 'immediate'): void {
@@ -220,7 +270,18 @@ export class PrivatePostgres {
 
   /** Starts the cluster again after `stopServer` (same port and options). */
   startAgain(): void {
-    asPostgres(join(this.bin, 'pg_ctl'), ['-D', this.data, '-l', join(this.dir, 'pg.log'), '-w', '-t', '60', '-o', this.options(), 'start']);
+    asPostgres(join(this.bin, 'pg_ctl'), [
+      '-D',
+      this.data,
+      '-l',
+      join(this.dir, 'pg.log'),
+      '-w',
+      '-t',
+      '60',
+      '-o',
+      this.options(),
+      'start',
+    ]);
     this.started = true;
   }
 

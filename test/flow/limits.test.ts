@@ -24,7 +24,10 @@ describe.each(QUEUE_ADAPTERS)('flow control ($name)', (adapter) => {
 
   const finished = (job: Job, n: number, timeoutMs = 20_000) =>
     eventually(async () => {
-      const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'succeeded'`, [job.id]);
+      const { rows } = await env.pool.query(
+        `SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'succeeded'`,
+        [job.id],
+      );
       return rows[0].n >= n;
     }, timeoutMs);
   const trigger = (job: Job, payload: unknown, n = 1) =>
@@ -41,9 +44,16 @@ describe.each(QUEUE_ADAPTERS)('flow control ($name)', (adapter) => {
   });
 
   it('holds a per-key limit per key value while different keys run in parallel; a payload without the key shares one value', async () => {
-    const job = await createJob(e.deps, jobSpec({ handler: 'sleep', limits: limits({ concurrencyKey: '/tenant', maxConcurrencyPerKey: 1 }) }));
+    const job = await createJob(
+      e.deps,
+      jobSpec({ handler: 'sleep', limits: limits({ concurrencyKey: '/tenant', maxConcurrencyPerKey: 1 }) }),
+    );
     await e.worker({ concurrency: 10 });
-    await Promise.all([trigger(job, { ms: 300, tenant: 'a' }, 3), trigger(job, { ms: 300, tenant: 'b' }, 3), trigger(job, { ms: 300 }, 2)]);
+    await Promise.all([
+      trigger(job, { ms: 300, tenant: 'a' }, 3),
+      trigger(job, { ms: 300, tenant: 'b' }, 3),
+      trigger(job, { ms: 300 }, 2),
+    ]);
     await finished(job, 8);
     const runs = await runsOf(env.pool, job.id);
     for (const key of ['a', 'b', null]) expect(maxOverlap(runs.filter((r) => r.key === key))).toBe(1);
@@ -51,7 +61,10 @@ describe.each(QUEUE_ADAPTERS)('flow control ($name)', (adapter) => {
   });
 
   it('starts at most rate_limit attempts in any window of the period', async () => {
-    const job = await createJob(e.deps, jobSpec({ handler: 'noop', limits: limits({ rateLimit: { limit: 3, periodMs: 1000, perKey: false } }) }));
+    const job = await createJob(
+      e.deps,
+      jobSpec({ handler: 'noop', limits: limits({ rateLimit: { limit: 3, periodMs: 1000, perKey: false } }) }),
+    );
     await e.worker({ concurrency: 10 });
     const started = Date.now();
     await trigger(job, null, 8);
@@ -65,10 +78,16 @@ describe.each(QUEUE_ADAPTERS)('flow control ($name)', (adapter) => {
   it('starts an unlimited job at once behind 10,000 attempts waiting for a slot', async () => {
     const limited = await createJob(e.deps, jobSpec({ handler: 'sleep', limits: limits({ maxConcurrency: 1 }) }));
     const free = await createJob(e.deps, jobSpec({ handler: 'noop' }));
-    const created = await env.store.executionsEnqueueMany({ jobId: limited.id, payloads: Array.from({ length: 10_000 }, () => ({ ms: 60_000 })) });
+    const created = await env.store.executionsEnqueueMany({
+      jobId: limited.id,
+      payloads: Array.from({ length: 10_000 }, () => ({ ms: 60_000 })),
+    });
     await env.queue.push(created);
     await e.worker({ concurrency: 20 });
-    await eventually(async () => (await env.queue.flowInspect([limited.id]))[0]?.waiting.maxConcurrency === 9_999, 20_000);
+    await eventually(
+      async () => (await env.queue.flowInspect([limited.id]))[0]?.waiting.maxConcurrency === 9_999,
+      20_000,
+    );
     const t = Date.now();
     const { execution } = await triggerJob(e.deps, { jobId: free.id });
     await eventually(async () => (await env.store.executionGet(execution.id))?.status === 'succeeded', 5000, 5);
@@ -94,11 +113,17 @@ describe.each(QUEUE_ADAPTERS)('flow control ($name)', (adapter) => {
     await e.worker({ concurrency: 10 });
     await trigger(job, { ms: 800 }, 4);
     await eventually(async () => (await env.queue.flowInspect([job.id]))[0]?.waiting.maxConcurrency === 3);
-    const { rows } = await env.pool.query(`UPDATE jobs SET max_concurrency = 4, updated_at = now() WHERE id = $1 RETURNING id`, [job.id]);
+    const { rows } = await env.pool.query(
+      `UPDATE jobs SET max_concurrency = 4, updated_at = now() WHERE id = $1 RETURNING id`,
+      [job.id],
+    );
     expect(rows).toHaveLength(1);
     await syncLimits(e.deps, [(await env.store.jobGet(job.id))!]);
     await eventually(async () => {
-      const { rows: r } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'running'`, [job.id]);
+      const { rows: r } = await env.pool.query(
+        `SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'running'`,
+        [job.id],
+      );
       return r[0].n === 4;
     }, 3000);
   });
@@ -141,33 +166,48 @@ describe.each(QUEUE_ADAPTERS)('flow control ($name)', (adapter) => {
     expect((await env.queue.flowInspect([job.id]))[0]).toMatchObject({ running: 0, waiting: { maxConcurrency: 0 } });
   });
 
-  it.runIf(adapter.loseState)('rebuilds slots from PostgreSQL when the queue loses its state with limited attempts running', async () => {
-    const job = await createJob(e.deps, jobSpec({ handler: 'sleep', limits: limits({ maxConcurrency: 2 }) }));
-    await e.worker({ concurrency: 10, leaseMs: 3000 });
-    await trigger(job, { ms: 1500 }, 6);
-    await eventually(async () => {
-      const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'running'`, [job.id]);
-      return rows[0].n === 2;
-    });
-    await adapter.loseState!(env);
-    // The worker finds the state lost at its next claim and restores it itself; the reconciler pushes the rest.
-    await restoreFlow(e.deps);
-    await e.reconcile();
-    await finished(job, 6, 20_000);
-    expect(maxOverlap(await runsOf(env.pool, job.id))).toBe(2);
-  });
+  it.runIf(adapter.loseState)(
+    'rebuilds slots from PostgreSQL when the queue loses its state with limited attempts running',
+    async () => {
+      const job = await createJob(e.deps, jobSpec({ handler: 'sleep', limits: limits({ maxConcurrency: 2 }) }));
+      await e.worker({ concurrency: 10, leaseMs: 3000 });
+      await trigger(job, { ms: 1500 }, 6);
+      await eventually(async () => {
+        const { rows } = await env.pool.query(
+          `SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'running'`,
+          [job.id],
+        );
+        return rows[0].n === 2;
+      });
+      await adapter.loseState!(env);
+      // The worker finds the state lost at its next claim and restores it itself; the reconciler pushes the rest.
+      await restoreFlow(e.deps);
+      await e.reconcile();
+      await finished(job, 6, 20_000);
+      expect(maxOverlap(await runsOf(env.pool, job.id))).toBe(2);
+    },
+  );
 
-  it.runIf(adapter.loseState)('starts nothing until its flow state is restored, which a worker does by itself; a paused lane stays paused', async () => {
-    const job = await createJob(e.deps, jobSpec({ handler: 'noop' }));
-    await setLanePaused(e.deps, 'long', true);
-    await adapter.loseState!(env);
-    const { execution } = await triggerJob(e.deps, { jobId: job.id });
-    expect(await env.queue.claim({ lane: 'long', count: 1, leaseMs: 1000 })).toMatchObject({ claims: [], state: 'restore' });
-    await e.worker({ concurrency: 2 });
-    await eventually(async () => (await env.store.executionGet(execution.id))?.status === 'succeeded', 5000);
-    expect(e.logs.some((l) => (l.obj as { event?: string }).event === 'flow.restored')).toBe(true);
-    expect(await env.queue.claim({ lane: 'long', count: 1, leaseMs: 1000 })).toMatchObject({ claims: [], state: 'paused' });
-  });
+  it.runIf(adapter.loseState)(
+    'starts nothing until its flow state is restored, which a worker does by itself; a paused lane stays paused',
+    async () => {
+      const job = await createJob(e.deps, jobSpec({ handler: 'noop' }));
+      await setLanePaused(e.deps, 'long', true);
+      await adapter.loseState!(env);
+      const { execution } = await triggerJob(e.deps, { jobId: job.id });
+      expect(await env.queue.claim({ lane: 'long', count: 1, leaseMs: 1000 })).toMatchObject({
+        claims: [],
+        state: 'restore',
+      });
+      await e.worker({ concurrency: 2 });
+      await eventually(async () => (await env.store.executionGet(execution.id))?.status === 'succeeded', 5000);
+      expect(e.logs.some((l) => (l.obj as { event?: string }).event === 'flow.restored')).toBe(true);
+      expect(await env.queue.claim({ lane: 'long', count: 1, leaseMs: 1000 })).toMatchObject({
+        claims: [],
+        state: 'paused',
+      });
+    },
+  );
 
   async function cancel(id: string) {
     const { cancelExecution } = await import('@jobs/core');

@@ -35,19 +35,30 @@ afterAll(async () => {
   await env.cleanup();
 });
 
-const trigger = (job: Job, payloads: unknown[]) => Promise.all(payloads.map((payload) => triggerJob(e.deps, { jobId: job.id, payload })));
+const trigger = (job: Job, payloads: unknown[]) =>
+  Promise.all(payloads.map((payload) => triggerJob(e.deps, { jobId: job.id, payload })));
 const succeeded = (job: Job, n: number, timeoutMs = 30_000) =>
-  eventually(async () => {
-    const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'succeeded'`, [job.id]);
-    return rows[0].n >= n;
-  }, timeoutMs, 50);
+  eventually(
+    async () => {
+      const { rows } = await env.pool.query(
+        `SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'succeeded'`,
+        [job.id],
+      );
+      return rows[0].n >= n;
+    },
+    timeoutMs,
+    50,
+  );
 const workersThatRan = async (job: Job) =>
   (await env.pool.query(`SELECT DISTINCT worker_id FROM executions WHERE job_id = $1`, [job.id])).rows.length;
 
 describe('flow control across worker processes', () => {
   it('never overlaps more than max_concurrency: 2 attempts of 8 one-second ones, and does run 2 at once', async () => {
     const job = await createJob(e.deps, jobSpec({ handler: 'nap', limits: limits({ maxConcurrency: 2 }) }));
-    await trigger(job, Array.from({ length: 8 }, () => ({ ms: 1000 })));
+    await trigger(
+      job,
+      Array.from({ length: 8 }, () => ({ ms: 1000 })),
+    );
     await succeeded(job, 8);
     const runs = await runsOf(env.pool, job.id);
     expect(maxOverlap(runs)).toBe(2);
@@ -55,8 +66,14 @@ describe('flow control across worker processes', () => {
   }, 60_000);
 
   it('holds a per-key limit per key while different keys run in parallel', async () => {
-    const job = await createJob(e.deps, jobSpec({ handler: 'nap', limits: limits({ concurrencyKey: '/tenant', maxConcurrencyPerKey: 1 }) }));
-    await trigger(job, ['a', 'b', 'c', 'a', 'b', 'c', 'a', 'b', 'c'].map((tenant) => ({ ms: 700, tenant })));
+    const job = await createJob(
+      e.deps,
+      jobSpec({ handler: 'nap', limits: limits({ concurrencyKey: '/tenant', maxConcurrencyPerKey: 1 }) }),
+    );
+    await trigger(
+      job,
+      ['a', 'b', 'c', 'a', 'b', 'c', 'a', 'b', 'c'].map((tenant) => ({ ms: 700, tenant })),
+    );
     await succeeded(job, 9);
     const runs = await runsOf(env.pool, job.id);
     for (const tenant of ['a', 'b', 'c']) expect(maxOverlap(runs.filter((r) => r.key === tenant))).toBe(1);
@@ -64,9 +81,15 @@ describe('flow control across worker processes', () => {
   }, 60_000);
 
   it('starts no more than 3 in any 2-second window under a rate limit of 3 per 2 s', async () => {
-    const job = await createJob(e.deps, jobSpec({ handler: 'noop', limits: limits({ rateLimit: { limit: 3, periodMs: 2000, perKey: false } }) }));
+    const job = await createJob(
+      e.deps,
+      jobSpec({ handler: 'noop', limits: limits({ rateLimit: { limit: 3, periodMs: 2000, perKey: false } }) }),
+    );
     const t = Date.now();
-    await trigger(job, Array.from({ length: 8 }, () => null));
+    await trigger(
+      job,
+      Array.from({ length: 8 }, () => null),
+    );
     await succeeded(job, 8);
     const runs = await runsOf(env.pool, job.id);
     // Starts are dated by PostgreSQL and judged by the Redis clock: allow for the few ms between the two.
@@ -88,11 +111,18 @@ describe('flow control across worker processes', () => {
     const limited = await createJob(e.deps, jobSpec({ handler: 'nap', limits: limits({ maxConcurrency: 1 }) }));
     const free = await createJob(e.deps, jobSpec({ handler: 'noop' }));
     for (let i = 0; i < 10; i++) {
-      const created = await env.store.executionsEnqueueMany({ jobId: limited.id, payloads: Array.from({ length: 1000 }, () => ({ ms: 30_000 })) });
+      const created = await env.store.executionsEnqueueMany({
+        jobId: limited.id,
+        payloads: Array.from({ length: 1000 }, () => ({ ms: 30_000 })),
+      });
       await env.queue.push(created);
     }
     // The workers look at each waiting attempt once, park it, and do not look again until the running one ends.
-    await eventually(async () => (await env.queue.flowInspect([limited.id]))[0]?.waiting.maxConcurrency === 9_999, 30_000, 100);
+    await eventually(
+      async () => (await env.queue.flowInspect([limited.id]))[0]?.waiting.maxConcurrency === 9_999,
+      30_000,
+      100,
+    );
     const t = Date.now();
     const { execution } = await triggerJob(e.deps, { jobId: free.id });
     await eventually(async () => (await env.store.executionGet(execution.id))?.status === 'succeeded', 5000, 5);

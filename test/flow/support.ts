@@ -53,12 +53,20 @@ export async function runsOf(pool: pg.Pool, jobId: string): Promise<Run[]> {
      FROM executions WHERE job_id = $1 AND started_at IS NOT NULL ORDER BY started_at`,
     [jobId],
   );
-  return rows.map((r) => ({ id: r.id, key: r.key, start: Number(r.start), end: Number(r.end ?? Number.POSITIVE_INFINITY) }));
+  return rows.map((r) => ({
+    id: r.id,
+    key: r.key,
+    start: Number(r.start),
+    end: Number(r.end ?? Number.POSITIVE_INFINITY),
+  }));
 }
 
 /** The most runs that overlapped at any instant. */
 export function maxOverlap(runs: readonly Run[]): number {
-  const events = runs.flatMap((r) => [{ t: r.start, d: 1 }, { t: r.end, d: -1 }]);
+  const events = runs.flatMap((r) => [
+    { t: r.start, d: 1 },
+    { t: r.end, d: -1 },
+  ]);
   // An end and a start at the same instant do not overlap.
   events.sort((a, b) => a.t - b.t || a.d - b.d);
   let now = 0;

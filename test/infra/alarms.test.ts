@@ -7,13 +7,28 @@ import { QUEUE_METRICS } from '../../functions/queue-metrics';
 import { plainEnvironment } from './runtime-env';
 import { evaluateSstConfig, resolve, uninstallSstGlobals, type ResourceGraph } from './sst-globals';
 
-type Query = { id: string; expression?: string; metric?: { namespace: string; metricName: string; dimensions?: Record<string, unknown>; stat: string; period: number } };
+type Query = {
+  id: string;
+  expression?: string;
+  metric?: {
+    namespace: string;
+    metricName: string;
+    dimensions?: Record<string, unknown>;
+    stat: string;
+    period: number;
+  };
+};
 
 describe('sst deploy --stage production', () => {
   let graph: ResourceGraph;
   let outputs: Record<string, unknown>;
   beforeAll(async () => {
-    ({ graph, outputs } = await evaluateSstConfig({ title: 'production', stage: 'production', dev: false, production: true } as never));
+    ({ graph, outputs } = await evaluateSstConfig({
+      title: 'production',
+      stage: 'production',
+      dev: false,
+      production: true,
+    } as never));
   });
   afterAll(uninstallSstGlobals);
 
@@ -33,29 +48,59 @@ describe('sst deploy --stage production', () => {
     const namespace = plainEnvironment(graph.one('sst.aws.Function', 'Tick')).METRICS_NAMESPACE;
     const q = queries('OldestWaitingAlarm');
     for (const lane of ['short', 'long']) {
-      expect(q[`wait_${lane}`]!.metric).toEqual({ namespace, metricName: QUEUE_METRICS.oldestWaitingAge, dimensions: { Lane: lane }, period: 60, stat: 'Maximum' });
+      expect(q[`wait_${lane}`]!.metric).toEqual({
+        namespace,
+        metricName: QUEUE_METRICS.oldestWaitingAge,
+        dimensions: { Lane: lane },
+        period: 60,
+        stat: 'Maximum',
+      });
     }
     expect(q.oldest!.expression).toBe('MAX([wait_short, wait_long])');
-    expect(alarm('OldestWaitingAlarm')).toMatchObject({ threshold: 300, evaluationPeriods: 2, comparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(alarm('OldestWaitingAlarm')).toMatchObject({
+      threshold: 300,
+      evaluationPeriods: 2,
+      comparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
   });
 
   it('alarms on any dead attempt, from the finished counts of either lane', () => {
     const namespace = plainEnvironment(graph.one('sst.aws.Function', 'Tick')).METRICS_NAMESPACE;
     const q = queries('DeadExecutionsAlarm');
     for (const lane of ['short', 'long']) {
-      expect(q[`dead_${lane}`]!.metric).toEqual({ namespace, metricName: QUEUE_METRICS.attemptsFinished, dimensions: { Lane: lane, Status: 'dead' }, period: 60, stat: 'Sum' });
+      expect(q[`dead_${lane}`]!.metric).toEqual({
+        namespace,
+        metricName: QUEUE_METRICS.attemptsFinished,
+        dimensions: { Lane: lane, Status: 'dead' },
+        period: 60,
+        stat: 'Sum',
+      });
     }
     expect(q.dead!.expression).toBe('dead_short + dead_long');
-    expect(alarm('DeadExecutionsAlarm')).toMatchObject({ threshold: 1, comparisonOperator: 'GreaterThanOrEqualToThreshold', treatMissingData: 'notBreaching' });
+    expect(alarm('DeadExecutionsAlarm')).toMatchObject({
+      threshold: 1,
+      comparisonOperator: 'GreaterThanOrEqualToThreshold',
+      treatMissingData: 'notBreaching',
+    });
   });
 
   it('alarms when the tick fails, a step of it fails, or it does not run', () => {
     const tick = graph.one('sst.aws.Function', 'Tick').instance as { name: unknown };
     const q = queries('TickErrorsAlarm');
-    expect(q.failed!.metric).toMatchObject({ namespace: 'AWS/Lambda', metricName: 'Errors', dimensions: { FunctionName: tick.name }, stat: 'Sum' });
+    expect(q.failed!.metric).toMatchObject({
+      namespace: 'AWS/Lambda',
+      metricName: 'Errors',
+      dimensions: { FunctionName: tick.name },
+      stat: 'Sum',
+    });
     expect(q.steps!.metric).toMatchObject({ metricName: QUEUE_METRICS.tickStepErrors, stat: 'Sum' });
     expect(q.errors!.expression).toBe('FILL(failed, 0) + steps');
-    expect(alarm('TickErrorsAlarm')).toMatchObject({ threshold: 1, evaluationPeriods: 3, datapointsToAlarm: 3, treatMissingData: 'breaching' });
+    expect(alarm('TickErrorsAlarm')).toMatchObject({
+      threshold: 1,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 3,
+      treatMissingData: 'breaching',
+    });
   });
 
   it('serves /metrics through the same $default route as the API, behind its keys', () => {
@@ -67,7 +112,12 @@ describe('sst deploy --stage production', () => {
 describe('sst dev', () => {
   afterAll(uninstallSstGlobals);
   it('defines no alarms and no topic', async () => {
-    const { graph, outputs } = await evaluateSstConfig({ title: 'dev', stage: 'dev', dev: true, production: false } as never);
+    const { graph, outputs } = await evaluateSstConfig({
+      title: 'dev',
+      stage: 'dev',
+      dev: true,
+      production: false,
+    } as never);
     expect(graph.all('aws.cloudwatch.MetricAlarm')).toEqual([]);
     expect(graph.all('aws.sns.Topic')).toEqual([]);
     expect(outputs.alerts).toBeUndefined();

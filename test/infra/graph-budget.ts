@@ -12,7 +12,10 @@ export function transformed(hook: unknown, args: Record<string, unknown> = {}) {
 
 /** The worst case from the graph's own values (not from infra/budget.ts), for the budget check. */
 export function graphBudget(graph: ResourceGraph) {
-  const reserved = (name: string) => Number((resolve(graph.one('sst.aws.Function', name).args.concurrency) as { reserved?: number } | undefined)?.reserved);
+  const reserved = (name: string) =>
+    Number(
+      (resolve(graph.one('sst.aws.Function', name).args.concurrency) as { reserved?: number } | undefined)?.reserved,
+    );
   const service = graph.one('sst.aws.Service', 'ContainerWorker');
   return {
     apiReserved: reserved('ApiHandler'),

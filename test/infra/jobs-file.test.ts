@@ -29,7 +29,9 @@ describe('jobs.json on deploy', () => {
     expect(resolve(invocation.args.functionName)).toBe(resolve((api.instance as { name: unknown }).name));
     expect(JSON.parse(invocation.args.input)).toEqual({ source: 'deploy', jobs: specs });
     expect(invocation.args.triggers.deployedAt).toEqual(expect.any(String));
-    expect((invocation.opts as { dependsOn: unknown[] }).dependsOn).toEqual([graph.one('aws.lambda.Invocation', 'MigrateOnDeploy').instance]);
+    expect((invocation.opts as { dependsOn: unknown[] }).dependsOn).toEqual([
+      graph.one('aws.lambda.Invocation', 'MigrateOnDeploy').instance,
+    ]);
   });
 
   it('does nothing without a file, or under sst dev', async () => {

@@ -9,14 +9,21 @@ import { evaluateSstConfig, resolve, uninstallSstGlobals, type ResourceGraph } f
 const listed = vi.hoisted(() => ({ arns: [] as string[] }));
 vi.mock('../../infra/targets', async (importOriginal) => {
   const original = await importOriginal<typeof import('../../infra/targets')>();
-  return { ...original, get LAMBDA_TARGETS() { return listed.arns; } };
+  return {
+    ...original,
+    get LAMBDA_TARGETS() {
+      return listed.arns;
+    },
+  };
 });
 
 const BILLING = 'arn:aws:lambda:eu-west-1:123456789012:function:billing-close';
 const REPORT = 'arn:aws:lambda:eu-west-1:123456789012:function:report';
 
 const invokeStatements = (graph: ResourceGraph, kind: string, name: string) =>
-  ((resolve(graph.one(kind, name).args.permissions) ?? []) as { actions: string[]; resources: string[] }[]).filter((p) => p.actions.some((a) => a.startsWith('lambda:')));
+  ((resolve(graph.one(kind, name).args.permissions) ?? []) as { actions: string[]; resources: string[] }[]).filter(
+    (p) => p.actions.some((a) => a.startsWith('lambda:')),
+  );
 
 afterAll(uninstallSstGlobals);
 
@@ -24,10 +31,13 @@ describe('Lambda target permissions', () => {
   it('grants lambda:InvokeFunction on the listed ARNs (and their qualifiers) to both workers, nothing else to anyone', async () => {
     listed.arns = [BILLING, REPORT];
     const { graph } = await evaluateSstConfig({ stage: 'dev', dev: false });
-    const expected = [{ actions: ['lambda:InvokeFunction'], resources: [BILLING, `${BILLING}:*`, REPORT, `${REPORT}:*`] }];
+    const expected = [
+      { actions: ['lambda:InvokeFunction'], resources: [BILLING, `${BILLING}:*`, REPORT, `${REPORT}:*`] },
+    ];
     expect(invokeStatements(graph, 'sst.aws.Function', 'Worker')).toEqual(expected);
     expect(invokeStatements(graph, 'sst.aws.Service', 'ContainerWorker')).toEqual(expected);
-    for (const name of ['ApiHandler', 'Tick', 'Migrate']) expect(invokeStatements(graph, 'sst.aws.Function', name), name).toEqual([]);
+    for (const name of ['ApiHandler', 'Tick', 'Migrate'])
+      expect(invokeStatements(graph, 'sst.aws.Function', name), name).toEqual([]);
   });
 
   it('grants nothing when the list is empty (the default)', async () => {

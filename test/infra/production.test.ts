@@ -8,7 +8,14 @@ import { BUDGET, MAX_CONNECTIONS, usableConnections, worstCaseConnections } from
 import { QUEUE_METRICS } from '../../functions/queue-metrics';
 import { graphBudget, transformed } from './graph-budget';
 import { plainEnvironment, ssmParameters } from './runtime-env';
-import { FAKE, evaluateSstConfig, resolve, uninstallSstGlobals, type Recorded, type ResourceGraph } from './sst-globals';
+import {
+  FAKE,
+  evaluateSstConfig,
+  resolve,
+  uninstallSstGlobals,
+  type Recorded,
+  type ResourceGraph,
+} from './sst-globals';
 
 const FUNCTIONS = ['ApiHandler', 'Worker', 'Tick', 'Migrate'] as const;
 const PUBLISHERS = ['ApiHandler', 'Worker', 'Tick'] as const;
@@ -42,17 +49,28 @@ describe.each(scenarios)('$title', (scenario) => {
   it('lets Lambda retry nothing asynchronously, and drops stale queued invocations', () => {
     for (const name of ['Tick', 'Worker']) {
       expect(fn(name).args.retries, name).toBe(0);
-      expect(transformed(fn(name).args.transform?.eventInvokeConfig).maximumEventAgeInSeconds, name).toBeLessThanOrEqual(120);
+      expect(
+        transformed(fn(name).args.transform?.eventInvokeConfig).maximumEventAgeInSeconds,
+        name,
+      ).toBeLessThanOrEqual(120);
     }
   });
 
   it('keeps every secret out of every plain environment', () => {
-    const secrets = [FAKE.postgres.password, FAKE.redis.password, encodeURIComponent(FAKE.postgres.password), encodeURIComponent(FAKE.redis.password)];
+    const secrets = [
+      FAKE.postgres.password,
+      FAKE.redis.password,
+      encodeURIComponent(FAKE.postgres.password),
+      encodeURIComponent(FAKE.redis.password),
+    ];
     secrets.push(String(resolve((graph.one('sst.Secret', 'ApiKeys').instance as { value: unknown }).value)));
     const runtimes: Recorded[] = [...FUNCTIONS.map(fn), service(), ...graph.all('sst.x.DevCommand')];
     for (const runtime of runtimes) {
       const vars = plainEnvironment(runtime);
-      expect(Object.keys(vars).filter((k) => /API_KEYS|PASSWORD|SECRET|TOKEN/.test(k)), runtime.name).toEqual([]);
+      expect(
+        Object.keys(vars).filter((k) => /API_KEYS|PASSWORD|SECRET|TOKEN/.test(k)),
+        runtime.name,
+      ).toEqual([]);
       for (const [key, value] of Object.entries(vars)) {
         for (const secret of secrets) expect(String(value).includes(secret), `${runtime.name} ${key}`).toBe(false);
         if (/_URL$/.test(key)) expect(new URL(String(value)).password, `${runtime.name} ${key}`).toBe('');
@@ -61,21 +79,30 @@ describe.each(scenarios)('$title', (scenario) => {
     // The container's passwords reach it only as SSM ARNs in the task definition.
     const ssm = (resolve(service().args.ssm) ?? {}) as Record<string, string>;
     for (const arn of Object.values(ssm)) expect(arn).toMatch(/^arn:aws:aws\.ssm\.Parameter:/);
-    if (!scenario.dev) expect(Object.keys(ssmParameters(graph, service())).sort()).toEqual(['DATABASE_URL', 'HTTP_SIGNING_SECRET', 'REDIS_URL']);
+    if (!scenario.dev)
+      expect(Object.keys(ssmParameters(graph, service())).sort()).toEqual([
+        'DATABASE_URL',
+        'HTTP_SIGNING_SECRET',
+        'REDIS_URL',
+      ]);
   });
 
   it('grants PutEvents on the bus to the publishers, the task-protection calls to the container, and nothing to Migrate', () => {
     const putEvents = { actions: ['events:PutEvents'], resources: [busArn()] };
     for (const name of PUBLISHERS) expect(resolve(fn(name).args.permissions), name).toEqual([putEvents]);
     expect(fn('Migrate').args.permissions).toBeUndefined();
-    const [publish, protect, ...rest] = resolve(service().args.permissions) as { actions: string[]; resources: string[] }[];
+    const [publish, protect, ...rest] = resolve(service().args.permissions) as {
+      actions: string[];
+      resources: string[];
+    }[];
     expect(rest).toEqual([]);
     expect(publish).toEqual(putEvents);
     expect(protect!.actions.sort()).toEqual(['ecs:GetTaskProtection', 'ecs:UpdateTaskProtection']);
     expect(protect!.resources).toEqual([`arn:aws:ecs:*:*:task/jobs-scheduler-${scenario.stage}-Cluster/*`]);
     // Linking the bus would add events:* (DeleteEventBus included) to whatever links it.
     const bus = graph.one('sst.aws.Bus', 'Events').instance;
-    for (const runtime of [...FUNCTIONS.map(fn), service()]) expect(((runtime.args.link ?? []) as unknown[]).includes(bus), runtime.name).toBe(false);
+    for (const runtime of [...FUNCTIONS.map(fn), service()])
+      expect(((runtime.args.link ?? []) as unknown[]).includes(bus), runtime.name).toBe(false);
   });
 
   it('makes production deploys wait for a stable container service', () => {
@@ -93,12 +120,17 @@ describe.each(scenarios)('$title', (scenario) => {
   it('keeps the worst-case PostgreSQL connection count, from the graph, within the instance limit', () => {
     const instance = String(resolve(graph.one('sst.aws.Postgres', 'Database').args.instance));
     const usable = usableConnections(instance);
-    expect(usable, `no max_connections known for ${instance}: add it to MAX_CONNECTIONS in infra/budget.ts`).toBeDefined();
+    expect(
+      usable,
+      `no max_connections known for ${instance}: add it to MAX_CONNECTIONS in infra/budget.ts`,
+    ).toBeDefined();
     const budget = graphBudget(graph);
     expect(budget).toEqual(BUDGET);
     expect(worstCaseConnections(budget)).toBeLessThanOrEqual(usable!);
     // The check bites: twice the containers would not fit.
-    expect(worstCaseConnections({ ...budget, containerMaxTasks: 2 * budget.containerMaxTasks })).toBeGreaterThan(usable!);
+    expect(worstCaseConnections({ ...budget, containerMaxTasks: 2 * budget.containerMaxTasks })).toBeGreaterThan(
+      usable!,
+    );
     expect(MAX_CONNECTIONS[instance]).toBeLessThan(112);
   });
 
@@ -111,15 +143,32 @@ describe.each(scenarios)('$title', (scenario) => {
     it('scales the container service on the queue metrics the tick writes, under the same names and namespace', () => {
       const namespace = plainEnvironment(fn('Tick')).METRICS_NAMESPACE;
       expect(namespace).toBe(`jobs-scheduler/${scenario.stage}`);
-      const target = (service().instance as { nodes: { autoScalingTarget: Record<string, unknown> } }).nodes.autoScalingTarget;
+      const target = (service().instance as { nodes: { autoScalingTarget: Record<string, unknown> } }).nodes
+        .autoScalingTarget;
 
       const load = graph.one('aws.appautoscaling.Policy', 'ContainerWorkerLoad').args;
-      expect(load).toMatchObject({ policyType: 'TargetTrackingScaling', resourceId: target.resourceId, scalableDimension: target.scalableDimension });
+      expect(load).toMatchObject({
+        policyType: 'TargetTrackingScaling',
+        resourceId: target.resourceId,
+        scalableDimension: target.scalableDimension,
+      });
       const tracking = load.targetTrackingScalingPolicyConfiguration;
-      const metrics = tracking.customizedMetricSpecification.metrics as { id: string; expression?: string; metricStat?: { metric: Record<string, unknown> } }[];
+      const metrics = tracking.customizedMetricSpecification.metrics as {
+        id: string;
+        expression?: string;
+        metricStat?: { metric: Record<string, unknown> };
+      }[];
       const byId = Object.fromEntries(metrics.map((m) => [m.id, m]));
-      expect(byId.depth!.metricStat!.metric).toEqual({ namespace, metricName: QUEUE_METRICS.queueDepth, dimensions: [{ name: 'Lane', value: 'long' }] });
-      expect(byId.running!.metricStat!.metric).toEqual({ namespace, metricName: QUEUE_METRICS.running, dimensions: [{ name: 'Lane', value: 'long' }] });
+      expect(byId.depth!.metricStat!.metric).toEqual({
+        namespace,
+        metricName: QUEUE_METRICS.queueDepth,
+        dimensions: [{ name: 'Lane', value: 'long' }],
+      });
+      expect(byId.running!.metricStat!.metric).toEqual({
+        namespace,
+        metricName: QUEUE_METRICS.running,
+        dimensions: [{ name: 'Lane', value: 'long' }],
+      });
       expect(byId.workers!.metricStat!.metric).toMatchObject({ namespace, metricName: QUEUE_METRICS.containerWorkers });
       expect(byId.load!.expression).toBe('IF(workers > 0, (depth + running) / workers, depth + running)');
       const concurrency = Number(plainEnvironment(service()).WORKER_CONCURRENCY);
@@ -128,9 +177,16 @@ describe.each(scenarios)('$title', (scenario) => {
 
       const step = graph.one('aws.appautoscaling.Policy', 'ContainerWorkerWaiting');
       const alarm = graph.one('aws.cloudwatch.MetricAlarm', 'ContainerWorkerWaitingAlarm').args;
-      expect(alarm).toMatchObject({ namespace, metricName: QUEUE_METRICS.oldestWaitingAge, dimensions: { Lane: 'long' }, comparisonOperator: 'GreaterThanOrEqualToThreshold' });
+      expect(alarm).toMatchObject({
+        namespace,
+        metricName: QUEUE_METRICS.oldestWaitingAge,
+        dimensions: { Lane: 'long' },
+        comparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
       expect(alarm.alarmActions).toEqual([(step.instance as { arn: unknown }).arn]);
-      expect(step.args.stepScalingPolicyConfiguration.stepAdjustments).toEqual([{ metricIntervalLowerBound: '0', scalingAdjustment: 1 }]);
+      expect(step.args.stepScalingPolicyConfiguration.stepAdjustments).toEqual([
+        { metricIntervalLowerBound: '0', scalingAdjustment: 1 },
+      ]);
     });
   }
 });

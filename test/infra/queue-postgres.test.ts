@@ -41,7 +41,8 @@ describe.each([
       expect(link.includes(db), name).toBe(true);
       expect(linkedCredentials(fn(name)).redisPassword, name).toBeUndefined();
     }
-    if (!scenario.dev) expect(Object.keys(ssmParameters(graph, service()))).toEqual(['DATABASE_URL', 'HTTP_SIGNING_SECRET']);
+    if (!scenario.dev)
+      expect(Object.keys(ssmParameters(graph, service()))).toEqual(['DATABASE_URL', 'HTTP_SIGNING_SECRET']);
   });
 
   it('tells every runtime to queue on PostgreSQL, and the runtime accepts it', async () => {
@@ -53,7 +54,8 @@ describe.each([
       expect(vars.REDIS_CLUSTER, runtime.name).toBeUndefined();
       const config = loadConfig(startedEnvironment(graph, runtime) as NodeJS.ProcessEnv, linkedCredentials(runtime));
       expect(config.queueBackend, runtime.name).toBe('postgres');
-      if (!scenario.dev) expect(decodeURIComponent(new URL(config.databaseUrl).password), runtime.name).toBe(FAKE.postgres.password);
+      if (!scenario.dev)
+        expect(decodeURIComponent(new URL(config.databaseUrl).password), runtime.name).toBe(FAKE.postgres.password);
     }
   });
 
@@ -64,7 +66,9 @@ describe.each([
     expect(budget.listenPerWorker).toBe(1);
     expect(worstCaseConnections(budget)).toBeLessThanOrEqual(usableConnections(instance)!);
     // The Redis stage's fleet would not fit once every worker listens.
-    expect(worstCaseConnections({ ...budgetFor('redis'), listenPerWorker: 1 })).toBeGreaterThan(usableConnections(instance)!);
+    expect(worstCaseConnections({ ...budgetFor('redis'), listenPerWorker: 1 })).toBeGreaterThan(
+      usableConnections(instance)!,
+    );
     expect(MAX_CONNECTIONS[instance]).toBeDefined();
   });
 });

@@ -24,17 +24,29 @@ export function ssmParameters(graph: ResourceGraph, record: Recorded): Record<st
 
 /** The environment the process gets: plain variables plus the values ECS reads from SSM. */
 export function startedEnvironment(graph: ResourceGraph, record: Recorded): Record<string, string> {
-  const injected = Object.fromEntries(Object.entries(ssmParameters(graph, record)).map(([name, p]) => [name, String(resolve(p.args.value))]));
+  const injected = Object.fromEntries(
+    Object.entries(ssmParameters(graph, record)).map(([name, p]) => [name, String(resolve(p.args.value))]),
+  );
   return { ...(plainEnvironment(record) as Record<string, string>), ...injected };
 }
 
 /** The credentials `linkedCredentials()` (functions/config.ts) finds in a Lambda's links. */
 export function linkedCredentials(record: Recorded): LinkedCredentials {
-  const links = (record.args.link ?? []) as { constructor: { kind?: string }; logicalName?: string; password?: unknown; value?: unknown }[];
+  const links = (record.args.link ?? []) as {
+    constructor: { kind?: string };
+    logicalName?: string;
+    password?: unknown;
+    value?: unknown;
+  }[];
   const of = (kind: string, key: 'password' | 'value', name?: string) => {
     const link = links.find((l) => l.constructor.kind === kind && (name === undefined || l.logicalName === name));
     const value = link ? resolve(link[key]) : undefined;
     return typeof value === 'string' && value !== '' ? value : undefined;
   };
-  return { databasePassword: of('sst.aws.Postgres', 'password'), redisPassword: of('sst.aws.Redis', 'password'), apiKeys: of('sst.Secret', 'value', 'ApiKeys'), httpSigningSecret: of('sst.Secret', 'value', 'HttpSigningSecret') };
+  return {
+    databasePassword: of('sst.aws.Postgres', 'password'),
+    redisPassword: of('sst.aws.Redis', 'password'),
+    apiKeys: of('sst.Secret', 'value', 'ApiKeys'),
+    httpSigningSecret: of('sst.Secret', 'value', 'HttpSigningSecret'),
+  };
 }

@@ -102,7 +102,12 @@ describe.each(scenarios)('$title', (scenario) => {
     const redis = instance('sst.aws.Redis', 'Redis');
     const secret = instance('sst.Secret', 'ApiKeys');
     const signing = instance('sst.Secret', 'HttpSigningSecret');
-    const expected: Record<string, object[]> = { ApiHandler: [db, redis, secret], Worker: [db, redis, signing], Tick: [db, redis], Migrate: [db] };
+    const expected: Record<string, object[]> = {
+      ApiHandler: [db, redis, secret],
+      Worker: [db, redis, signing],
+      Tick: [db, redis],
+      Migrate: [db],
+    };
     for (const name of ALL_FUNCTIONS) {
       const link = fn(name).args.link as object[];
       expect(link.length, name).toBe(expected[name]!.length);
@@ -152,7 +157,9 @@ describe.each(scenarios)('$title', (scenario) => {
     expect(new URL(migrate.databaseUrl).hostname).toBe(scenario.dev ? '127.0.0.1' : FAKE.postgres.instanceHost);
     const api = loadConfig(env(fn('ApiHandler')) as NodeJS.ProcessEnv, linkedCredentials(fn('ApiHandler')));
     // A bare key in the secret is an admin key named key1 (the `name:role:key` format is the README's).
-    expect(api.apiKeys).toEqual([{ name: 'key1', role: 'admin', key: resolve((instance('sst.Secret', 'ApiKeys') as { value: unknown }).value) }]);
+    expect(api.apiKeys).toEqual([
+      { name: 'key1', role: 'admin', key: resolve((instance('sst.Secret', 'ApiKeys') as { value: unknown }).value) },
+    ]);
     // The API answers the API Gateway's own host name (and loopback ones only): DNS rebinding defence.
     const apiUrl = resolve((instance('sst.aws.ApiGatewayV2', 'Api') as { url: unknown }).url) as string;
     expect(api.allowedHosts).toEqual([new URL(apiUrl).hostname]);
@@ -244,7 +251,10 @@ describe.each(scenarios)('$title', (scenario) => {
           REDIS_CLUSTER: 'false',
         });
       }
-      expect(env(fn('Migrate'))).toEqual({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres', DATABASE_SSL: 'off' });
+      expect(env(fn('Migrate'))).toEqual({
+        DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres',
+        DATABASE_SSL: 'off',
+      });
       expect(service().args.ssm).toBeUndefined();
     });
 
@@ -277,8 +287,12 @@ describe.each(scenarios)('$title', (scenario) => {
       expect(Object.keys(parameters).sort()).toEqual(['DATABASE_URL', 'HTTP_SIGNING_SECRET', 'REDIS_URL']);
       expect(resolve(parameters.HTTP_SIGNING_SECRET!.args.value)).toBe('value-of-secret-HttpSigningSecret');
       for (const parameter of Object.values(parameters)) expect(parameter.args.type).toBe('SecureString');
-      expect(decodeURIComponent(new URL(String(resolve(parameters.DATABASE_URL!.args.value))).password)).toBe(FAKE.postgres.password);
-      expect(decodeURIComponent(new URL(String(resolve(parameters.REDIS_URL!.args.value))).password)).toBe(FAKE.redis.password);
+      expect(decodeURIComponent(new URL(String(resolve(parameters.DATABASE_URL!.args.value))).password)).toBe(
+        FAKE.postgres.password,
+      );
+      expect(decodeURIComponent(new URL(String(resolve(parameters.REDIS_URL!.args.value))).password)).toBe(
+        FAKE.redis.password,
+      );
     });
 
     it('runs the migrations at deploy time, against the instance, before any runtime resource', () => {

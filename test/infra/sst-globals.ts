@@ -127,13 +127,13 @@ class FakePostgres extends FakeComponent {
     return fakeOutput(resolve(this.args.proxy) ? FAKE.postgres.proxyHost : FAKE.postgres.instanceHost);
   }
   get port() {
-    return fakeOutput(this.local ? this.local.port ?? 5432 : FAKE.postgres.port);
+    return fakeOutput(this.local ? (this.local.port ?? 5432) : FAKE.postgres.port);
   }
   get username() {
     return fakeOutput(this.local?.username ?? this.args.username ?? FAKE.postgres.username);
   }
   get password() {
-    return fakeOutput(this.local ? this.local.password ?? this.args.password ?? '' : FAKE.postgres.password);
+    return fakeOutput(this.local ? (this.local.password ?? this.args.password ?? '') : FAKE.postgres.password);
   }
   get database() {
     return fakeOutput(this.local?.database ?? this.args.database ?? FAKE.postgres.database);
@@ -146,16 +146,16 @@ class FakePostgres extends FakeComponent {
 class FakeRedis extends FakeComponent {
   static override kind = 'sst.aws.Redis';
   get host() {
-    return fakeOutput(this.local ? this.local.host ?? 'localhost' : FAKE.redis.host);
+    return fakeOutput(this.local ? (this.local.host ?? 'localhost') : FAKE.redis.host);
   }
   get port() {
-    return fakeOutput(this.local ? this.local.port ?? 6379 : FAKE.redis.port);
+    return fakeOutput(this.local ? (this.local.port ?? 6379) : FAKE.redis.port);
   }
   get username() {
     return fakeOutput(this.local?.username ?? FAKE.redis.username);
   }
   get password() {
-    return fakeOutput(this.local ? this.local.password ?? '' : FAKE.redis.password);
+    return fakeOutput(this.local ? (this.local.password ?? '') : FAKE.redis.password);
   }
 }
 
@@ -175,7 +175,9 @@ class FakeBus extends FakeComponent {
     return this.physicalName();
   }
   get arn() {
-    return fakeOutput(`arn:aws:events:us-east-1:123456789012:event-bus/jobs-scheduler-${currentScenario().stage}-${this.logicalName}`);
+    return fakeOutput(
+      `arn:aws:events:us-east-1:123456789012:event-bus/jobs-scheduler-${currentScenario().stage}-${this.logicalName}`,
+    );
   }
   subscribe(name: string, subscriber: unknown, args: Args = {}) {
     return recordCall('sst.aws.Bus.subscribe', name, { ...args, bus: this, subscriber });

@@ -21,15 +21,26 @@ let api: typeof import('../../functions/api');
 
 const auth = { authorization: `Bearer ${FIXTURE_API_KEY}`, 'content-type': 'application/json' };
 const invoke = async (event: APIGatewayProxyEventV2) =>
-  (await api.handler(event as unknown as LambdaEvent, lambdaContext({ functionName: 'ApiHandler', timeoutMs: 25_000 }))) as APIGatewayProxyResult;
+  (await api.handler(
+    event as unknown as LambdaEvent,
+    lambdaContext({ functionName: 'ApiHandler', timeoutMs: 25_000 }),
+  )) as APIGatewayProxyResult;
 const get = (path: string, query = '') => invoke(httpApiEvent({ method: 'GET', path, query, headers: auth }));
 const post = (path: string, body?: unknown) =>
-  invoke(httpApiEvent({ method: 'POST', path, headers: auth, body: body === undefined ? undefined : JSON.stringify(body) }));
-const transitions = () => bus.delivered.filter((e) => e.DetailType === 'execution.transition').map((e) => JSON.parse(e.Detail!));
+  invoke(
+    httpApiEvent({ method: 'POST', path, headers: auth, body: body === undefined ? undefined : JSON.stringify(body) }),
+  );
+const transitions = () =>
+  bus.delivered.filter((e) => e.DetailType === 'execution.transition').map((e) => JSON.parse(e.Detail!));
 
 beforeAll(async () => {
   bus = await startPutEventsServer();
-  env = await lambdaTestEnv('lapiprod', { ...bus.env(), API_KEYS: FIXTURE_API_KEY, ALLOWED_HOSTS: `${FIXTURE_HOST},${APIGW_HOST}`, EVENT_BUS_NAME: 'jobs-test-bus' });
+  env = await lambdaTestEnv('lapiprod', {
+    ...bus.env(),
+    API_KEYS: FIXTURE_API_KEY,
+    ALLOWED_HOSTS: `${FIXTURE_HOST},${APIGW_HOST}`,
+    EVENT_BUS_NAME: 'jobs-test-bus',
+  });
   api = await import('../../functions/api');
 });
 afterEach(() => {
@@ -50,17 +61,23 @@ describe('API Lambda and EventBridge', () => {
     const triggered = await post(`/api/v1/jobs/${job.id}/trigger`, {});
     expect(triggered.statusCode).toBe(201);
     const id = JSON.parse(triggered.body).id as string;
-    expect(transitions()).toContainEqual(expect.objectContaining({ execution_id: id, from: null, to: 'queued', trigger: 'manual' }));
+    expect(transitions()).toContainEqual(
+      expect.objectContaining({ execution_id: id, from: null, to: 'queued', trigger: 'manual' }),
+    );
 
     const cancelled = await post(`/api/v1/executions/${id}/cancel`);
     expect(cancelled.statusCode).toBe(200);
-    expect(transitions()).toContainEqual(expect.objectContaining({ execution_id: id, from: 'queued', to: 'cancelled' }));
+    expect(transitions()).toContainEqual(
+      expect.objectContaining({ execution_id: id, from: 'queued', to: 'cancelled' }),
+    );
 
     await env.pool.query(`UPDATE executions SET status = 'dead', finished_at = now() WHERE id = $1`, [id]);
     const replayed = await post(`/api/v1/executions/${id}/replay`);
     expect(replayed.statusCode).toBe(201);
     const replay = JSON.parse(replayed.body).id as string;
-    expect(transitions()).toContainEqual(expect.objectContaining({ execution_id: replay, from: null, to: 'queued', trigger: 'replay' }));
+    expect(transitions()).toContainEqual(
+      expect.objectContaining({ execution_id: replay, from: null, to: 'queued', trigger: 'replay' }),
+    );
   });
 
   it('answers within its bound when EventBridge cannot be reached', async () => {

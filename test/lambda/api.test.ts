@@ -12,7 +12,10 @@ let env: LambdaTestEnv;
 let api: typeof import('../../functions/api');
 
 const invoke = async (event: APIGatewayProxyEventV2) =>
-  (await api.handler(event as unknown as LambdaEvent, lambdaContext({ functionName: 'ApiHandler', timeoutMs: 30_000 }))) as APIGatewayProxyResult;
+  (await api.handler(
+    event as unknown as LambdaEvent,
+    lambdaContext({ functionName: 'ApiHandler', timeoutMs: 30_000 }),
+  )) as APIGatewayProxyResult;
 
 beforeAll(async () => {
   env = await lambdaTestEnv('lapi', { API_KEYS: FIXTURE_API_KEY, ALLOWED_HOSTS: FIXTURE_HOST });
@@ -28,7 +31,12 @@ describe('api Lambda with API Gateway v2 fixtures', () => {
     const created = await invoke(httpApiPostJob());
     expect(created.statusCode).toBe(201);
     const job = JSON.parse(created.body);
-    expect(job).toMatchObject({ name: 'nightly-report', cron_expr: '0 2 * * *', timezone: 'Europe/Berlin', lane: 'short' });
+    expect(job).toMatchObject({
+      name: 'nightly-report',
+      cron_expr: '0 2 * * *',
+      timezone: 'Europe/Berlin',
+      lane: 'short',
+    });
     expect((await env.store.jobGet(job.id))!.nextRunAt).not.toBeNull();
 
     const listed = await invoke(httpApiGetJobs());

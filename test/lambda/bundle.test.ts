@@ -52,10 +52,13 @@ describe('bundles', () => {
     expect(bundle.bytes).toBeGreaterThan(10_000);
   });
 
-  it.each(['api', 'tick', 'worker', 'migrate'])('%s imports in a fresh node process and exports handler', async (name) => {
-    const report = await invokeBundle(invoker, file(name), 'import', childEnv());
-    expect(report.exports).toContain('handler');
-  });
+  it.each(['api', 'tick', 'worker', 'migrate'])(
+    '%s imports in a fresh node process and exports handler',
+    async (name) => {
+      const report = await invokeBundle(invoker, file(name), 'import', childEnv());
+      expect(report.exports).toContain('handler');
+    },
+  );
 
   it('migrate applies the embedded SQL migrations to a fresh schema', async () => {
     const schema = uniqueName('lbundlemig').toLowerCase();
@@ -63,7 +66,12 @@ describe('bundles', () => {
     await admin.connect();
     await admin.query(`CREATE SCHEMA ${schema}`);
     try {
-      const report = await invokeBundle(invoker, file('migrate'), 'migrate', childEnv({ DATABASE_URL: schemaUrl(schema) }));
+      const report = await invokeBundle(
+        invoker,
+        file('migrate'),
+        'migrate',
+        childEnv({ DATABASE_URL: schemaUrl(schema) }),
+      );
       expect(report.result).toMatchObject({ applied: migrations().map((m) => m.version) });
     } finally {
       await admin.query(`DROP SCHEMA ${schema} CASCADE`);
@@ -87,10 +95,19 @@ describe('bundles', () => {
     const awsEnv = { ...bus.env(), EVENT_BUS_NAME: 'jobs-bundle-bus' };
 
     const tick = await invokeBundle(invoker, file('tick'), 'tick', childEnv(awsEnv));
-    expect(tick.result).toMatchObject({ tick: { created: 1, pushed: 1 }, wake: { published: true, delivered: true }, errors: [] });
+    expect(tick.result).toMatchObject({
+      tick: { created: 1, pushed: 1 },
+      wake: { published: true, delivered: true },
+      errors: [],
+    });
     expect(bus.delivered.map((d) => d.DetailType)).toContain('work-available');
 
-    const worker = await invokeBundle(invoker, file('worker'), 'worker', childEnv({ ...awsEnv, SHORT_LANE_MAX_TIMEOUT: '10s', SHUTDOWN_GRACE: '1s' }));
+    const worker = await invokeBundle(
+      invoker,
+      file('worker'),
+      'worker',
+      childEnv({ ...awsEnv, SHORT_LANE_MAX_TIMEOUT: '10s', SHUTDOWN_GRACE: '1s' }),
+    );
     expect(worker.result).toMatchObject({ claimed: 1, succeeded: 1 });
     const runs = await env.store.executionList({ jobId: job.id, limit: 10 });
     expect(runs.map((r) => r.status)).toEqual(['succeeded']);

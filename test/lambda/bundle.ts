@@ -118,7 +118,12 @@ export interface InvokeReport {
 }
 
 /** Runs `node invoke.mjs <bundle> <scenario>` in a fresh process with `env`; rejects on a non-zero exit. */
-export function invokeBundle(invoker: string, bundle: string, scenario: Scenario, env: Record<string, string>): Promise<InvokeReport> {
+export function invokeBundle(
+  invoker: string,
+  bundle: string,
+  scenario: Scenario,
+  env: Record<string, string>,
+): Promise<InvokeReport> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(process.execPath, [invoker, bundle, scenario], {

@@ -32,7 +32,13 @@ const transitions = (n: number, from = 0): Transition[] =>
     exitCode: 0,
   }));
 const publisher = (options: Partial<Parameters<typeof createEventPublisher>[0]> = {}) => {
-  const p = createEventPublisher({ busName: 'jobs-test-bus', logger: rec.logger, client: server.client(), retryBaseMs: 10, ...options });
+  const p = createEventPublisher({
+    busName: 'jobs-test-bus',
+    logger: rec.logger,
+    client: server.client(),
+    retryBaseMs: 10,
+    ...options,
+  });
   publishers.push(p);
   return p;
 };
@@ -59,7 +65,11 @@ describe('EventBridge publisher', () => {
     expect(server.calls[0]!.headers['content-type']).toBe('application/x-amz-json-1.1');
     expect(ids(server.delivered)).toEqual(Array.from({ length: 25 }, (_, i) => String(i + 1)));
     for (const entry of server.delivered) {
-      expect(entry).toMatchObject({ EventBusName: 'jobs-test-bus', Source: 'jobs.scheduler', DetailType: 'execution.transition' });
+      expect(entry).toMatchObject({
+        EventBusName: 'jobs-test-bus',
+        Source: 'jobs.scheduler',
+        DetailType: 'execution.transition',
+      });
       // The event time is the transition's, not the time it was sent.
       expect(entry.Time).toBe(Date.parse('2026-11-30T12:00:00.000Z') / 1000);
     }
@@ -74,11 +84,16 @@ describe('EventBridge publisher', () => {
 
   it('publishes only transitions into the statuses it is given (EVENT_TRANSITIONS)', async () => {
     const events = publisher({ statuses: ['dead', 'failed'] });
-    const mixed = transitions(6).map((t, i) => ({ ...t, to: (['succeeded', 'failed', 'running', 'dead', 'queued', 'failed'] as const)[i]! }));
+    const mixed = transitions(6).map((t, i) => ({
+      ...t,
+      to: (['succeeded', 'failed', 'running', 'dead', 'queued', 'failed'] as const)[i]!,
+    }));
     events.emit(mixed);
     events.publish('work-available', { lanes: { short: { ready: 1, delayed: 0 } } });
     expect(await events.flush()).toBe(true);
-    const delivered = server.delivered.map((e) => (e.DetailType === 'work-available' ? 'work' : JSON.parse(e.Detail!).to));
+    const delivered = server.delivered.map((e) =>
+      e.DetailType === 'work-available' ? 'work' : JSON.parse(e.Detail!).to,
+    );
     expect(delivered).toEqual(['failed', 'dead', 'failed', 'work']);
   });
 
@@ -103,7 +118,8 @@ describe('EventBridge publisher', () => {
   });
 
   it('gives an entry up after maxAttempts, logs it, and says so on flush', async () => {
-    server.failEntry = (entry) => (JSON.parse(entry.Detail!).execution_id === '3' ? { ErrorCode: 'InternalFailure', ErrorMessage: 'boom' } : null);
+    server.failEntry = (entry) =>
+      JSON.parse(entry.Detail!).execution_id === '3' ? { ErrorCode: 'InternalFailure', ErrorMessage: 'boom' } : null;
     const events = publisher({ maxAttempts: 3 });
     events.emit(transitions(5));
     expect(await events.flush()).toBe(false);
@@ -161,11 +177,29 @@ describe('EventBridge publisher', () => {
 });
 
 /** The shapes documented in README "Events"; a change here is a breaking change for users' bus rules. */
-const TRANSITION_FIELDS = ['event', 'job_id', 'execution_id', 'attempt', 'from', 'to', 'worker_id', 'at', 'trigger', 'error', 'duration_ms', 'exit_code'];
+const TRANSITION_FIELDS = [
+  'event',
+  'job_id',
+  'execution_id',
+  'attempt',
+  'from',
+  'to',
+  'worker_id',
+  'at',
+  'trigger',
+  'error',
+  'duration_ms',
+  'exit_code',
+];
 
 describe('events from the Lambda handlers', () => {
   it('carry only transition fields and queue depths: no URL, password, API key or AWS secret', async () => {
-    const secrets = { db: 'hunter2-db-password', redis: 'hunter2-redis-password', api: 'sekret-api-key-1', aws: 'aws-secret-zzz-123' };
+    const secrets = {
+      db: 'hunter2-db-password',
+      redis: 'hunter2-redis-password',
+      api: 'sekret-api-key-1',
+      aws: 'aws-secret-zzz-123',
+    };
     const env = await lambdaTestEnv('levents');
     const dbUrl = new URL(env.childEnv.DATABASE_URL!);
     dbUrl.password = secrets.db;
@@ -182,9 +216,17 @@ describe('events from the Lambda handlers', () => {
     try {
       // A job whose command prints the scheduler's secrets (it must not even see them) and fails: every kind of
       // transition goes out, with an error text.
-      const failing = await env.job({ handler: null, command: 'echo "$DATABASE_URL $API_KEYS"; exit 3', maxRetries: 1, backoff: { baseMs: 10, factor: 1, maxMs: 10, jitter: 'none' } });
+      const failing = await env.job({
+        handler: null,
+        command: 'echo "$DATABASE_URL $API_KEYS"; exit 3',
+        maxRetries: 1,
+        backoff: { baseMs: 10, factor: 1, maxMs: 10, jitter: 'none' },
+      });
       const fine = await env.job({ handler: 'noop', cronExpr: '0 0 1 1 *' });
-      await env.pool.query(`UPDATE jobs SET next_run_at = now() - interval '1 second' WHERE id IN ($1, $2)`, [failing.id, fine.id]);
+      await env.pool.query(`UPDATE jobs SET next_run_at = now() - interval '1 second' WHERE id IN ($1, $2)`, [
+        failing.id,
+        fine.id,
+      ]);
       await env.pool.query(`UPDATE jobs SET cron_expr = '0 0 1 1 *' WHERE id = $1`, [failing.id]);
       await tickHandler(scheduledEvent(), lambdaContext({ functionName: 'Tick', timeoutMs: 60_000 }));
       await workerHandler(workAvailableEvent(), lambdaContext({ functionName: 'Worker', timeoutMs: 900_000 }));
@@ -195,9 +237,19 @@ describe('events from the Lambda handlers', () => {
     const entries = server.calls.flatMap((c) => c.entries);
     const types = new Set(entries.map((e) => e.DetailType));
     expect(types).toEqual(new Set(['execution.transition', 'work-available']));
-    const transitionsSeen = entries.filter((e) => e.DetailType === 'execution.transition').map((e) => JSON.parse(e.Detail!));
+    const transitionsSeen = entries
+      .filter((e) => e.DetailType === 'execution.transition')
+      .map((e) => JSON.parse(e.Detail!));
     expect(new Set(transitionsSeen.map((d) => `${d.from}->${d.to}`))).toEqual(
-      new Set(['null->queued', 'queued->running', 'running->succeeded', 'running->failed', 'null->retrying', 'retrying->running', 'running->dead']),
+      new Set([
+        'null->queued',
+        'queued->running',
+        'running->succeeded',
+        'running->failed',
+        'null->retrying',
+        'retrying->running',
+        'running->dead',
+      ]),
     );
     for (const detail of transitionsSeen) {
       for (const key of Object.keys(detail)) expect(TRANSITION_FIELDS).toContain(key);
@@ -213,11 +265,19 @@ describe('events from the Lambda handlers', () => {
     try {
       const failing = await env.job({ handler: null, command: 'exit 3', maxRetries: 0, cronExpr: '0 0 1 1 *' });
       const fine = await env.job({ handler: 'noop', cronExpr: '0 0 1 1 *' });
-      await env.pool.query(`UPDATE jobs SET next_run_at = now() - interval '1 second' WHERE id IN ($1, $2)`, [failing.id, fine.id]);
+      await env.pool.query(`UPDATE jobs SET next_run_at = now() - interval '1 second' WHERE id IN ($1, $2)`, [
+        failing.id,
+        fine.id,
+      ]);
       await tickHandler(scheduledEvent(), lambdaContext({ functionName: 'Tick', timeoutMs: 60_000 }));
       await workerHandler(workAvailableEvent(), lambdaContext({ functionName: 'Worker', timeoutMs: 900_000 }));
-      const { rows } = await env.pool.query(`SELECT status, count(*)::int AS n FROM executions GROUP BY status ORDER BY status`);
-      expect(rows).toEqual([{ status: 'dead', n: 1 }, { status: 'succeeded', n: 1 }]);
+      const { rows } = await env.pool.query(
+        `SELECT status, count(*)::int AS n FROM executions GROUP BY status ORDER BY status`,
+      );
+      expect(rows).toEqual([
+        { status: 'dead', n: 1 },
+        { status: 'succeeded', n: 1 },
+      ]);
     } finally {
       await env.cleanup();
     }

@@ -20,7 +20,10 @@ export interface LambdaTestEnv extends TestEnv {
  * A test schema and prefix, with process.env pointed at them. `cleanup()` closes the cached Lambda context,
  * restores process.env and drops the schema and keys.
  */
-export async function lambdaTestEnv(label: string, extra: Record<string, string | undefined> = {}): Promise<LambdaTestEnv> {
+export async function lambdaTestEnv(
+  label: string,
+  extra: Record<string, string | undefined> = {},
+): Promise<LambdaTestEnv> {
   const env = await createTestEnv(label);
   const saved = { ...process.env };
   const e = engine(env);

@@ -11,7 +11,10 @@ const bootMs = performance.now();
 const [bundle, scenario = 'import'] = process.argv.slice(2);
 const scenarios: Record<string, { event: () => unknown; timeoutMs: number }> = {
   'api-get': { event: () => httpApiGetJobs(), timeoutMs: 30_000 },
-  'api-post': { event: () => httpApiPostJob({ body: { name: `bundle-${process.pid}-${Date.now()}`, command: 'true' } }), timeoutMs: 30_000 },
+  'api-post': {
+    event: () => httpApiPostJob({ body: { name: `bundle-${process.pid}-${Date.now()}`, command: 'true' } }),
+    timeoutMs: 30_000,
+  },
   tick: { event: () => scheduledEvent(), timeoutMs: 60_000 },
   worker: { event: () => workAvailableEvent(), timeoutMs: 900_000 },
   migrate: { event: () => ({ source: 'deploy' }), timeoutMs: 300_000 },

@@ -35,7 +35,9 @@ describe('migrate Lambda', () => {
       `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
       [schema],
     );
-    expect(rows.map((r) => r.table_name)).toEqual(expect.arrayContaining(['executions', 'jobs', 'schema_migrations', 'workers']));
+    expect(rows.map((r) => r.table_name)).toEqual(
+      expect.arrayContaining(['executions', 'jobs', 'schema_migrations', 'workers']),
+    );
     const again = await invoke();
     expect(again).toMatchObject({ applied: [], latest: first.latest });
   });

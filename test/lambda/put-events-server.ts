@@ -43,7 +43,12 @@ export interface PutEventsServer {
 }
 
 export async function startPutEventsServer(): Promise<PutEventsServer> {
-  const state: Omit<PutEventsServer, 'url' | 'client' | 'env' | 'close'> = { calls: [], delivered: [], failEntry: null, delayMs: 0 };
+  const state: Omit<PutEventsServer, 'url' | 'client' | 'env' | 'close'> = {
+    calls: [],
+    delivered: [],
+    failEntry: null,
+    delayMs: 0,
+  };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

@@ -21,7 +21,10 @@ const appName = uniqueName('stale');
 
 const auth = { authorization: `Bearer ${FIXTURE_API_KEY}`, 'content-type': 'application/json' };
 const invoke = async (event: APIGatewayProxyEventV2) =>
-  (await api.handler(event as unknown as LambdaEvent, lambdaContext({ functionName: 'ApiHandler', timeoutMs: 25_000 }))) as APIGatewayProxyResult;
+  (await api.handler(
+    event as unknown as LambdaEvent,
+    lambdaContext({ functionName: 'ApiHandler', timeoutMs: 25_000 }),
+  )) as APIGatewayProxyResult;
 
 /**
  * Terminates every backend of `application` from a child process while this process's event loop stands still,
@@ -63,7 +66,9 @@ afterAll(async () => {
 describe('API Lambda after its connection was closed under it', () => {
   it('answers the next read: the query is sent again on a new connection', async () => {
     const job = await env.job({ name: 'stale-read', command: 'true' });
-    expect((await invoke(httpApiEvent({ method: 'GET', path: `/api/v1/jobs/${job.id}`, headers: auth }))).statusCode).toBe(200);
+    expect(
+      (await invoke(httpApiEvent({ method: 'GET', path: `/api/v1/jobs/${job.id}`, headers: auth }))).statusCode,
+    ).toBe(200);
 
     expect(terminateWhileFrozen(appName)).toBe(1);
     const res = await invoke(httpApiEvent({ method: 'GET', path: `/api/v1/jobs/${job.id}`, headers: auth }));
@@ -74,7 +79,14 @@ describe('API Lambda after its connection was closed under it', () => {
   it('answers a trigger with 503 instead of risking a second row, and the retry with its key creates one execution', async () => {
     const job = await env.job({ command: 'true' });
     const trigger = () =>
-      invoke(httpApiEvent({ method: 'POST', path: `/api/v1/jobs/${job.id}/trigger`, headers: { ...auth, 'idempotency-key': 'after-freeze' }, body: '{}' }));
+      invoke(
+        httpApiEvent({
+          method: 'POST',
+          path: `/api/v1/jobs/${job.id}/trigger`,
+          headers: { ...auth, 'idempotency-key': 'after-freeze' },
+          body: '{}',
+        }),
+      );
     expect((await invoke(httpApiEvent({ method: 'GET', path: '/api/v1/jobs', headers: auth }))).statusCode).toBe(200);
 
     expect(terminateWhileFrozen(appName)).toBe(1);
@@ -115,13 +127,10 @@ describe('StorePool', () => {
     await p.query('SELECT 1');
     // Frozen for 600 ms, during which the backend is ended: pg's idle timer never got to run.
     expect(terminateWhileFrozen(name, 600)).toBe(1);
-    await p.query('INSERT INTO workers (id, kind, host, lanes, concurrency, in_flight, version, started_at) VALUES ($1, $2, $3, $4, 1, 0, $5, now())', [
-      name,
-      'local',
-      'h',
-      ['short'],
-      'v',
-    ]);
+    await p.query(
+      'INSERT INTO workers (id, kind, host, lanes, concurrency, in_flight, version, started_at) VALUES ($1, $2, $3, $4, 1, 0, $5, now())',
+      [name, 'local', 'h', ['short'], 'v'],
+    );
     expect(events.map((e) => e.event)).toEqual(['db.stale_connection_closed']);
     expect(events[0]!.idle_ms).toBeGreaterThanOrEqual(600);
   });
@@ -131,21 +140,32 @@ describe('StorePool', () => {
     const { p, events } = pool(name);
     await p.query('SELECT 1');
     expect(terminateWhileFrozen(name)).toBe(1);
-    await expect(p.query(`INSERT INTO workers (id, kind, host, lanes, concurrency, in_flight, version, started_at) VALUES ($1, 'local', 'h', '{short}', 1, 0, 'v', now())`, [name])).rejects.toMatchObject({
+    await expect(
+      p.query(
+        `INSERT INTO workers (id, kind, host, lanes, concurrency, in_flight, version, started_at) VALUES ($1, 'local', 'h', '{short}', 1, 0, 'v', now())`,
+        [name],
+      ),
+    ).rejects.toMatchObject({
       code: '57P01',
     });
     expect(events).toEqual([]);
     expect((await p.query('SELECT count(*)::int AS n FROM workers WHERE id = $1', [name])).rows[0].n).toBe(0);
 
     expect(terminateWhileFrozen(name)).toBe(1);
-    await p.query(idempotent({ text: `INSERT INTO workers (id, kind, host, lanes, concurrency, in_flight, version, started_at) VALUES ($1, 'local', 'h', '{short}', 1, 0, 'v', now()) ON CONFLICT (id) DO NOTHING`, values: [name] }));
+    await p.query(
+      idempotent({
+        text: `INSERT INTO workers (id, kind, host, lanes, concurrency, in_flight, version, started_at) VALUES ($1, 'local', 'h', '{short}', 1, 0, 'v', now()) ON CONFLICT (id) DO NOTHING`,
+        values: [name],
+      }),
+    );
     expect(events.map((e) => e.event)).toEqual(['db.query_retried']);
     expect((await p.query('SELECT count(*)::int AS n FROM workers WHERE id = $1', [name])).rows[0].n).toBe(1);
   });
 
   it('leaves no prepared statement in the session when statements are unnamed', async () => {
     const statement = { name: 'stale_test_probe', text: 'SELECT $1::int AS n', values: [7] };
-    const prepared = async (p: StorePool) => (await p.query('SELECT name FROM pg_prepared_statements')).rows.map((r: { name: string }) => r.name);
+    const prepared = async (p: StorePool) =>
+      (await p.query('SELECT name FROM pg_prepared_statements')).rows.map((r: { name: string }) => r.name);
     const named = pool(uniqueName('named')).p;
     expect((await named.query(statement)).rows).toEqual([{ n: 7 }]);
     expect(await prepared(named)).toEqual(['stale_test_probe']);

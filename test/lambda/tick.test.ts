@@ -12,7 +12,10 @@ const invoke = () => handler(scheduledEvent(), lambdaContext({ functionName: 'Ti
 /** A cron that fires once a year, with next_run_at moved so that exactly one fire time is materialised. */
 const yearlyJobDueAt = async (offsetMs: number) => {
   const job = await env.job({ cronExpr: '0 0 1 1 *', handler: 'noop' });
-  await env.pool.query(`UPDATE jobs SET next_run_at = now() + $2 * interval '1 millisecond' WHERE id = $1`, [job.id, offsetMs]);
+  await env.pool.query(`UPDATE jobs SET next_run_at = now() + $2 * interval '1 millisecond' WHERE id = $1`, [
+    job.id,
+    offsetMs,
+  ]);
   return job;
 };
 const details = (type: string) => bus.delivered.filter((e) => e.DetailType === type).map((e) => JSON.parse(e.Detail!));
@@ -51,7 +54,13 @@ describe('tick Lambda', () => {
     expect(JSON.parse(wake[0]!.Detail!)).toEqual({ lanes: { short: { ready: 1, delayed: 0 } } });
     // The created transition went out on the same flush.
     expect(details('execution.transition')).toEqual([
-      expect.objectContaining({ event: 'execution.transition', execution_id: rows[0].id, from: null, to: 'queued', trigger: 'cron' }),
+      expect.objectContaining({
+        event: 'execution.transition',
+        execution_id: rows[0].id,
+        from: null,
+        to: 'queued',
+        trigger: 'cron',
+      }),
     ]);
   });
 
@@ -67,7 +76,10 @@ describe('tick Lambda', () => {
     await env.setEnv({ WORKER_CONCURRENCY: '4', WAKE_MAX_WORKERS: '5' });
     const job = await env.job({ handler: 'noop' });
     const enqueue = async (n: number, dueInMs = 0) => {
-      const created = await env.store.executionsEnqueueMany({ jobId: job.id, payloads: Array.from({ length: n }, () => null) });
+      const created = await env.store.executionsEnqueueMany({
+        jobId: job.id,
+        payloads: Array.from({ length: n }, () => null),
+      });
       await env.queue.push(created.map((c) => ({ ...c, dueAt: new Date(Date.now() + dueInMs) })));
     };
     await enqueue(6);
@@ -151,12 +163,36 @@ describe('tick Lambda', () => {
       [running],
     );
     // A future retry is not waiting yet.
-    await env.pool.query(`UPDATE executions SET scheduled_for = now() + interval '1 hour' WHERE id = $1`, [created[2]!.id]);
-    await env.store.workerUpsert({ id: 'container-a', kind: 'container', host: 'ip-10-0-0-1', startedAt: new Date(), lastHeartbeatAt: new Date(), concurrency: 8, inFlight: 1, version: 'v', lanes: ['long', 'short'] });
-    await env.store.workerUpsert({ id: 'lambda-a', kind: 'lambda', host: 'h', startedAt: new Date(), lastHeartbeatAt: new Date(), concurrency: 4, inFlight: 0, version: 'v', lanes: ['short'] });
+    await env.pool.query(`UPDATE executions SET scheduled_for = now() + interval '1 hour' WHERE id = $1`, [
+      created[2]!.id,
+    ]);
+    await env.store.workerUpsert({
+      id: 'container-a',
+      kind: 'container',
+      host: 'ip-10-0-0-1',
+      startedAt: new Date(),
+      lastHeartbeatAt: new Date(),
+      concurrency: 8,
+      inFlight: 1,
+      version: 'v',
+      lanes: ['long', 'short'],
+    });
+    await env.store.workerUpsert({
+      id: 'lambda-a',
+      kind: 'lambda',
+      host: 'h',
+      startedAt: new Date(),
+      lastHeartbeatAt: new Date(),
+      concurrency: 4,
+      inFlight: 0,
+      version: 'v',
+      lanes: ['short'],
+    });
     await env.redis.lpush(env.redisQueue!.keys.lane('short').dead, '901', '902');
     // Outcomes recorded in minutes now closed (as the flush statement counts them), after the totals' watermark.
-    await env.pool.query(`UPDATE execution_totals_mark SET folded_through = date_trunc('minute', now()) - interval '1 hour'`);
+    await env.pool.query(
+      `UPDATE execution_totals_mark SET folded_through = date_trunc('minute', now()) - interval '1 hour'`,
+    );
     await env.pool.query(
       `INSERT INTO execution_minutes (minute, status, lane, count, duration_ms)
        VALUES (date_trunc('minute', now()) - interval '5 minutes', 'succeeded', 'short', 7, 70),
@@ -200,10 +236,24 @@ describe('tick Lambda', () => {
     expect(lane('long').DeadLettered).toBe(0);
     const finished = (d: { Lane: string; Status: string; AttemptsFinished: number }[]) =>
       Object.fromEntries(d.filter((x) => x.Status).map((x) => [`${x.Lane}/${x.Status}`, x.AttemptsFinished]));
-    expect(docs.find((d) => d.Status === 'dead')._aws.CloudWatchMetrics[0]).toMatchObject({ Dimensions: [['Lane', 'Status']], Metrics: [{ Name: 'AttemptsFinished', Unit: 'Count' }] });
+    expect(docs.find((d) => d.Status === 'dead')._aws.CloudWatchMetrics[0]).toMatchObject({
+      Dimensions: [['Lane', 'Status']],
+      Metrics: [{ Name: 'AttemptsFinished', Unit: 'Count' }],
+    });
     // The closed minutes only (the current one is folded by a later tick), each published once.
-    expect(finished(docs)).toMatchObject({ 'short/succeeded': 10, 'long/dead': 2, 'short/dead': 0, 'long/succeeded': 0, 'short/failed': 0 });
-    expect(result!.metrics!.finished).toEqual(expect.arrayContaining([{ status: 'succeeded', lane: 'short', count: 10 }, { status: 'dead', lane: 'long', count: 2 }]));
+    expect(finished(docs)).toMatchObject({
+      'short/succeeded': 10,
+      'long/dead': 2,
+      'short/dead': 0,
+      'long/succeeded': 0,
+      'short/failed': 0,
+    });
+    expect(result!.metrics!.finished).toEqual(
+      expect.arrayContaining([
+        { status: 'succeeded', lane: 'short', count: 10 },
+        { status: 'dead', lane: 'long', count: 2 },
+      ]),
+    );
     const again = await emf();
     expect(Object.values(finished(again.docs)).every((n) => n === 0)).toBe(true);
     expect(lane('long')).toMatchObject({ QueueDepth: 2, RunningExecutions: 1 });
@@ -230,4 +280,3 @@ describe('tick Lambda', () => {
     expect(written).not.toContain('"_aws"');
   });
 });
-

@@ -10,10 +10,16 @@ import { deadEndpoint, startPutEventsServer, type PutEventsServer } from './put-
 let env: LambdaTestEnv;
 let bus: PutEventsServer;
 
-const invoke = (context = lambdaContext({ functionName: 'Worker', timeoutMs: 900_000 })) => handler(workAvailableEvent(), context);
+const invoke = (context = lambdaContext({ functionName: 'Worker', timeoutMs: 900_000 })) =>
+  handler(workAvailableEvent(), context);
 const trigger = (jobId: string) => triggerJob(env.engine.deps, { jobId });
 const statuses = async (where: string, params: unknown[]) =>
-  (await env.pool.query(`SELECT status, count(*)::int AS n FROM executions WHERE ${where} GROUP BY status ORDER BY status`, params)).rows;
+  (
+    await env.pool.query(
+      `SELECT status, count(*)::int AS n FROM executions WHERE ${where} GROUP BY status ORDER BY status`,
+      params,
+    )
+  ).rows;
 
 beforeEach(async () => {
   bus = await startPutEventsServer();
@@ -34,7 +40,15 @@ describe('worker Lambda', () => {
     const result = await invoke(context);
 
     expect(context.callbackWaitsForEmptyEventLoop).toBe(false);
-    expect(result).toMatchObject({ claimed: 20, started: 20, succeeded: 20, failed: 0, rejected: 0, released: 0, stoppedBy: 'idle' });
+    expect(result).toMatchObject({
+      claimed: 20,
+      started: 20,
+      succeeded: 20,
+      failed: 0,
+      rejected: 0,
+      released: 0,
+      stoppedBy: 'idle',
+    });
     expect(result.workerId).toMatch(/^lambda-/);
     expect(await statuses('job_id = $1', [job.id])).toEqual([{ status: 'succeeded', n: 20 }]);
     const { rows } = await env.pool.query(`SELECT DISTINCT worker_id FROM executions WHERE job_id = $1`, [job.id]);
@@ -75,7 +89,9 @@ describe('worker Lambda', () => {
     expect(await statuses('worker_id = $1', [result.workerId])).toEqual([{ status: 'succeeded', n: result.succeeded }]);
     expect(result.succeeded).toBe(result.claimed);
     expect((await env.queue.depth()).short.running).toBe(0);
-    const { rows } = await env.pool.query(`SELECT max(started_at) AS last FROM executions WHERE worker_id = $1`, [result.workerId]);
+    const { rows } = await env.pool.query(`SELECT max(started_at) AS last FROM executions WHERE worker_id = $1`, [
+      result.workerId,
+    ]);
     expect(rows[0].last.getTime() - startedAt).toBeLessThan(1_500);
     // What arrived later waits, queued, for the next worker.
     const waiting = await statuses(`job_id = $1 AND worker_id IS NULL`, [job.id]);
@@ -164,4 +180,3 @@ describe('worker Lambda', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
-

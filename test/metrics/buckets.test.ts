@@ -20,14 +20,31 @@ it('counts durations at, below and above every bound into cumulative buckets', a
   const jobId = await noopJob(env);
   const created = await env.store.executionsEnqueueMany({ jobId, payloads: durations.map(() => null) });
   const outcome = (id: string, durationMs: number) => ({
-    id, token: `t${id}`, jobId, attempt: 1, lane: 'short' as const, priority: 0, status: 'succeeded' as const, exitCode: null,
-    output: '', error: null, durationMs, retryDelayMs: null, workerId: 'w', startedAgoMs: durationMs,
+    id,
+    token: `t${id}`,
+    jobId,
+    attempt: 1,
+    lane: 'short' as const,
+    priority: 0,
+    status: 'succeeded' as const,
+    exitCode: null,
+    output: '',
+    error: null,
+    durationMs,
+    retryDelayMs: null,
+    workerId: 'w',
+    startedAgoMs: durationMs,
   });
   // Two statements, so the second adds to the row the first wrote.
   const half = Math.floor(durations.length / 2);
-  for (const [from, to] of [[0, half], [half, durations.length]] as const) {
+  for (const [from, to] of [
+    [0, half],
+    [half, durations.length],
+  ] as const) {
     await env.store.executionsRecord({
-      workerId: 'w', leaseMs: 30_000, starts: [],
+      workerId: 'w',
+      leaseMs: 30_000,
+      starts: [],
       outcomes: created.slice(from, to).map((c, i) => outcome(c.id, durations[from + i]!)),
     });
   }
@@ -38,7 +55,10 @@ it('counts durations at, below and above every bound into cumulative buckets', a
   expect(rows).toHaveLength(1);
   const expected = [...DURATION_BOUNDS_MS.map((b) => durations.filter((d) => d <= b).length), durations.length];
   // The minute may have turned between the statements: add up the rows.
-  const le = (rows[0].le as number[][]).reduce((sum, a) => sum.map((x, i) => x + Number(a[i])), expected.map(() => 0));
+  const le = (rows[0].le as number[][]).reduce(
+    (sum, a) => sum.map((x, i) => x + Number(a[i])),
+    expected.map(() => 0),
+  );
   expect(rows[0].count).toBe(durations.length);
   expect(Number(rows[0].duration_ms)).toBe(durations.reduce((a, b) => a + b, 0));
   expect(le).toEqual(expected);

@@ -27,11 +27,23 @@ const auth = { Authorization: `Bearer ${KEY}` };
 
 async function runJobs(input: { ok: number; dead: number; lane?: string }) {
   const lane = input.lane ?? 'short';
-  const ok = (await h.call('POST', '/api/v1/jobs', { headers: auth, body: { name: `ok-${Math.random()}`, handler: 'noop', lane } })).body;
-  const bad = (await h.call('POST', '/api/v1/jobs', { headers: auth, body: { name: `bad-${Math.random()}`, handler: 'missing-handler', max_retries: 0, lane } })).body;
+  const ok = (
+    await h.call('POST', '/api/v1/jobs', {
+      headers: auth,
+      body: { name: `ok-${Math.random()}`, handler: 'noop', lane },
+    })
+  ).body;
+  const bad = (
+    await h.call('POST', '/api/v1/jobs', {
+      headers: auth,
+      body: { name: `bad-${Math.random()}`, handler: 'missing-handler', max_retries: 0, lane },
+    })
+  ).body;
   const ids: string[] = [];
-  for (let i = 0; i < input.ok; i++) ids.push((await h.call('POST', `/api/v1/jobs/${ok.id}/trigger`, { headers: auth })).body.id);
-  for (let i = 0; i < input.dead; i++) ids.push((await h.call('POST', `/api/v1/jobs/${bad.id}/trigger`, { headers: auth })).body.id);
+  for (let i = 0; i < input.ok; i++)
+    ids.push((await h.call('POST', `/api/v1/jobs/${ok.id}/trigger`, { headers: auth })).body.id);
+  for (let i = 0; i < input.dead; i++)
+    ids.push((await h.call('POST', `/api/v1/jobs/${bad.id}/trigger`, { headers: auth })).body.id);
   await eventually(async () => {
     const rows = await Promise.all(ids.map((id) => h.env.store.executionGet(id)));
     return rows.every((r) => r && ['succeeded', 'dead'].includes(r.status));
@@ -53,7 +65,9 @@ describe('GET /metrics', () => {
     await e.worker();
     await runJobs({ ok: 3, dead: 2 });
     await e.stopAll();
-    const waiting = (await h.call('POST', '/api/v1/jobs', { headers: auth, body: { name: 'waits', handler: 'noop', lane: 'long' } })).body;
+    const waiting = (
+      await h.call('POST', '/api/v1/jobs', { headers: auth, body: { name: 'waits', handler: 'noop', lane: 'long' } })
+    ).body;
     await h.call('POST', `/api/v1/jobs/${waiting.id}/trigger`, { headers: auth });
 
     const s = await scrape();
@@ -73,7 +87,13 @@ describe('GET /metrics', () => {
     expect(value(s, 'jobs_schedule_lateness_seconds_count', { lane: 'short' })).toBe(0);
     expect(value(s, 'jobs_workers', { kind: 'local' })).toBeDefined();
     // The API's own request histogram, by route pattern.
-    expect(value(s, 'http_request_duration_seconds_count', { method: 'POST', route: '/api/v1/jobs/:id/trigger', status: '201' })).toBe(6);
+    expect(
+      value(s, 'http_request_duration_seconds_count', {
+        method: 'POST',
+        route: '/api/v1/jobs/:id/trigger',
+        status: '201',
+      }),
+    ).toBe(6);
     expect(s.some((x) => x.labels.route?.match(/\/jobs\/\d/))).toBe(false);
     expect(value(s, 'process_cpu_user_seconds_total', {})).toBeGreaterThan(0);
     expect(s.some((x) => x.name === 'nodejs_eventloop_lag_seconds')).toBe(true);
@@ -81,12 +101,16 @@ describe('GET /metrics', () => {
 
   it('counts the lateness of cron and one-off runs', async () => {
     await e.worker();
-    const job = (await h.call('POST', '/api/v1/jobs', {
-      headers: auth,
-      body: { name: 'once', handler: 'noop', run_at: new Date(Date.now() + 300).toISOString() },
-    })).body;
+    const job = (
+      await h.call('POST', '/api/v1/jobs', {
+        headers: auth,
+        body: { name: 'once', handler: 'noop', run_at: new Date(Date.now() + 300).toISOString() },
+      })
+    ).body;
     await e.tick();
-    await eventually(async () => (await h.env.store.executionList({ jobId: job.id, limit: 5 }))[0]?.status === 'succeeded');
+    await eventually(
+      async () => (await h.env.store.executionList({ jobId: job.id, limit: 5 }))[0]?.status === 'succeeded',
+    );
     const s = await scrape();
     expect(value(s, 'jobs_schedule_lateness_seconds_count', { lane: 'short' })).toBe(1);
     expect(value(s, 'jobs_schedule_lateness_seconds_bucket', { lane: 'short', le: '300' })).toBe(1);
@@ -102,7 +126,9 @@ describe('GET /metrics', () => {
     const after = await scrape();
     for (const status of ['succeeded', 'dead']) {
       const labels = { status, lane: 'short' };
-      expect(value(after, 'jobs_attempts_finished_total', labels)).toBe(value(before, 'jobs_attempts_finished_total', labels));
+      expect(value(after, 'jobs_attempts_finished_total', labels)).toBe(
+        value(before, 'jobs_attempts_finished_total', labels),
+      );
     }
     expect(value(after, 'jobs_attempt_duration_seconds_count', { lane: 'short' })).toBe(5);
     // New outcomes add to the folded totals.

@@ -31,7 +31,12 @@ export interface PrometheusServer {
 }
 
 /** Starts Prometheus scraping `target` (host:port) every 500 ms with `token` as its bearer token. */
-export async function startPrometheus(input: { target: string; token: string; path?: string; rules?: string }): Promise<PrometheusServer> {
+export async function startPrometheus(input: {
+  target: string;
+  token: string;
+  path?: string;
+  rules?: string;
+}): Promise<PrometheusServer> {
   if (!PROMETHEUS) throw new Error('prometheus is not installed (apt-get install -y prometheus)');
   const dir = mkdtempSync(join(tmpdir(), 'prom-'));
   const port = await freePort();
@@ -51,7 +56,11 @@ export async function startPrometheus(input: { target: string; token: string; pa
   let output = '';
   const child: ChildProcess = spawn(
     PROMETHEUS,
-    [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`],
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   child.stdout!.on('data', (d) => (output += d));
@@ -68,7 +77,10 @@ export async function startPrometheus(input: { target: string; token: string; pa
   const started = Date.now();
   for (;;) {
     if (child.exitCode !== null) throw new Error(`prometheus exited: ${output.slice(-2000)}`);
-    const ready = await fetch(`${url}/-/ready`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${url}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (Date.now() - started > 20_000) {
       await stop();
@@ -80,12 +92,20 @@ export async function startPrometheus(input: { target: string; token: string; pa
     url,
     async query(expr) {
       const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(expr)}`);
-      const body = (await res.json()) as { status: string; error?: string; data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
+      const body = (await res.json()) as {
+        status: string;
+        error?: string;
+        data: { result: { metric: Record<string, string>; value: [number, string] }[] };
+      };
       if (body.status !== 'success') throw new Error(`query ${expr}: ${body.error}`);
       return body.data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
     },
     async api(path) {
-      const body = (await (await fetch(`${url}/api/v1/${path}`)).json()) as { status: string; error?: string; data: unknown };
+      const body = (await (await fetch(`${url}/api/v1/${path}`)).json()) as {
+        status: string;
+        error?: string;
+        data: unknown;
+      };
       if (body.status !== 'success') throw new Error(`${path}: ${body.error}`);
       return body.data;
     },

@@ -29,11 +29,22 @@ export function value(samples: Sample[], name: string, labels: Record<string, st
  * Ages the roll-ups by `hours` (as if that much time passed: the minutes become closed and foldable), folds them,
  * then deletes what retention would: every minute at or before the watermark, and the finished executions.
  */
-export async function ageFoldAndRetain(pool: pg.Pool, fold: () => Promise<unknown>, hours = 2): Promise<{ minutesDeleted: number; executionsDeleted: number }> {
-  await pool.query(`UPDATE execution_totals_mark SET folded_through = folded_through - make_interval(hours => $1 + 1)`, [hours]);
+export async function ageFoldAndRetain(
+  pool: pg.Pool,
+  fold: () => Promise<unknown>,
+  hours = 2,
+): Promise<{ minutesDeleted: number; executionsDeleted: number }> {
+  await pool.query(
+    `UPDATE execution_totals_mark SET folded_through = folded_through - make_interval(hours => $1 + 1)`,
+    [hours],
+  );
   await pool.query(`UPDATE execution_minutes SET minute = minute - make_interval(hours => $1)`, [hours]);
   await fold();
-  const minutes = await pool.query(`DELETE FROM execution_minutes WHERE minute <= (SELECT folded_through FROM execution_totals_mark)`);
-  const executions = await pool.query(`DELETE FROM executions WHERE status IN ('succeeded', 'failed', 'dead', 'cancelled', 'skipped')`);
+  const minutes = await pool.query(
+    `DELETE FROM execution_minutes WHERE minute <= (SELECT folded_through FROM execution_totals_mark)`,
+  );
+  const executions = await pool.query(
+    `DELETE FROM executions WHERE status IN ('succeeded', 'failed', 'dead', 'cancelled', 'skipped')`,
+  );
   return { minutesDeleted: minutes.rowCount ?? 0, executionsDeleted: executions.rowCount ?? 0 };
 }

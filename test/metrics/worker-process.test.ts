@@ -26,17 +26,26 @@ afterEach(async () => {
 });
 
 it('serves claims, attempts, flush latency and event-loop lag on METRICS_PORT', async () => {
-  child = spawnEntry('functions/worker-process.ts', { ...env.childEnv, METRICS_PORT: '0', METRICS_TOKEN: TOKEN, WORKER_CONCURRENCY: '4' });
+  child = spawnEntry('functions/worker-process.ts', {
+    ...env.childEnv,
+    METRICS_PORT: '0',
+    METRICS_TOKEN: TOKEN,
+    WORKER_CONCURRENCY: '4',
+  });
   const line = await child.waitFor(/worker\.metrics_listening/);
   const port = JSON.parse(line).port as number;
   const url = `http://127.0.0.1:${port}/metrics`;
   expect((await fetch(url)).status).toBe(401);
-  expect((await fetch(`http://127.0.0.1:${port}/other`, { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
+  expect(
+    (await fetch(`http://127.0.0.1:${port}/other`, { headers: { Authorization: `Bearer ${TOKEN}` } })).status,
+  ).toBe(404);
 
   const job = await createJob(e.deps, jobSpec({ handler: 'noop' }));
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) ids.push((await triggerJob(e.deps, { jobId: job.id })).execution.id);
-  await eventually(async () => (await Promise.all(ids.map((id) => env.store.executionGet(id)))).every((r) => r?.status === 'succeeded'));
+  await eventually(async () =>
+    (await Promise.all(ids.map((id) => env.store.executionGet(id)))).every((r) => r?.status === 'succeeded'),
+  );
 
   const samples = await eventually(async () => {
     const res = await fetch(url, { headers: { Authorization: `Bearer ${TOKEN}` } });

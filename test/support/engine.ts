@@ -12,13 +12,22 @@ import {
   type LiveOutputSink,
   type WorkerOptions,
 } from '@jobs/core';
-import { BUILTIN_HANDLERS, createRunner, findSupervisor, type Handler, type RunnerOptions, type Supervision } from '@jobs/runner';
+import {
+  BUILTIN_HANDLERS,
+  createRunner,
+  findSupervisor,
+  type Handler,
+  type RunnerOptions,
+  type Supervision,
+} from '@jobs/runner';
 import { randomBytes } from 'node:crypto';
 import { recorder, type TestEnv } from './env';
 
 /** Commands run as the real workers run them: supervised, as `nobody` when the tests run as root. */
 const supervisorPath = findSupervisor();
-export const supervision: Supervision | null = supervisorPath ? { path: supervisorPath, user: process.getuid?.() === 0 ? 'nobody' : null } : null;
+export const supervision: Supervision | null = supervisorPath
+  ? { path: supervisorPath, user: process.getuid?.() === 0 ? 'nobody' : null }
+  : null;
 
 export function engine(env: TestEnv, options: { clock?: Clock } = {}) {
   const rec = recorder();
@@ -31,9 +40,23 @@ export function engine(env: TestEnv, options: { clock?: Clock } = {}) {
     deps: deps as typeof deps & CommandDeps,
     clock,
     /** Starts a worker in this process; stopped by stopAll(). */
-    async worker(opts: Partial<WorkerOptions> & { handlers?: Record<string, Handler>; targets?: Pick<RunnerOptions, 'http' | 'lambda'>; liveOutput?: LiveOutputSink } = {}) {
+    async worker(
+      opts: Partial<WorkerOptions> & {
+        handlers?: Record<string, Handler>;
+        targets?: Pick<RunnerOptions, 'http' | 'lambda'>;
+        liveOutput?: LiveOutputSink;
+      } = {},
+    ) {
       const worker = new Worker(
-        { ...deps, runner: createRunner({ handlers: { ...BUILTIN_HANDLERS, ...opts.handlers }, supervision, liveOutput: opts.liveOutput, ...opts.targets }) },
+        {
+          ...deps,
+          runner: createRunner({
+            handlers: { ...BUILTIN_HANDLERS, ...opts.handlers },
+            supervision,
+            liveOutput: opts.liveOutput,
+            ...opts.targets,
+          }),
+        },
         {
           id: `test-${randomBytes(4).toString('hex')}`,
           kind: 'local',

@@ -10,7 +10,14 @@ import { randomBytes } from 'node:crypto';
 import { createQueue, type Queue } from '@jobs/queue';
 import { createPostgresQueue } from '@jobs/queue-postgres';
 import { createStore, migrate, type Store } from '@jobs/store';
-import { restoreFlow, type Clock, type Logger, type QueueAdapter, type Transition, type TransitionSink } from '@jobs/core';
+import {
+  restoreFlow,
+  type Clock,
+  type Logger,
+  type QueueAdapter,
+  type Transition,
+  type TransitionSink,
+} from '@jobs/core';
 
 export const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -111,7 +118,11 @@ export function manualClock(start: Date | string): Clock & { set(t: Date | strin
 }
 
 /** Polls `check` until it returns a truthy value or `timeoutMs` passes. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 10_000, everyMs = 25): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 10_000,
+  everyMs = 25,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -121,7 +132,8 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

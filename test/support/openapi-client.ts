@@ -14,8 +14,15 @@ export async function renderOpenApi(): Promise<string> {
   const unused = {} as never;
   const quiet = { debug() {}, info() {}, warn() {}, error() {} };
   const deps: ApiDeps = {
-    store: unused, queue: unused, clock: systemClock, sink: { emit() {} }, logger: quiet, apiKeys: [],
-    bodyLimitBytes: 262_144, shortLaneMaxTimeoutMs: 600_000, workerActiveWithinMs: 60_000,
+    store: unused,
+    queue: unused,
+    clock: systemClock,
+    sink: { emit() {} },
+    logger: quiet,
+    apiKeys: [],
+    bodyLimitBytes: 262_144,
+    shortLaneMaxTimeoutMs: 600_000,
+    workerActiveWithinMs: 60_000,
   };
   const res = await createApp(deps).request('/api/v1/openapi.json');
   if (res.status !== 200) throw new Error(`openapi.json: ${res.status}`);

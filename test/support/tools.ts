@@ -4,7 +4,9 @@
  */
 export function toolPresent(name: string, present: boolean): boolean {
   if (!present && process.env.REQUIRE_TEST_TOOLS === '1') {
-    throw new Error(`${name} is not installed, and REQUIRE_TEST_TOOLS=1: install it (see .ci/run) or unset the variable`);
+    throw new Error(
+      `${name} is not installed, and REQUIRE_TEST_TOOLS=1: install it (see .ci/run) or unset the variable`,
+    );
   }
   return present;
 }

@@ -17,7 +17,9 @@ beforeEach(async () => {
 afterEach(() => h.cleanup());
 
 async function submit(form: Record<string, string>) {
-  return b.request('POST', '/jobs', { form: { _csrf: await b.csrf(), name: `form-${Math.random().toString(36).slice(2)}`, ...form } });
+  return b.request('POST', '/jobs', {
+    form: { _csrf: await b.csrf(), name: `form-${Math.random().toString(36).slice(2)}`, ...form },
+  });
 }
 const created = async (res: { status: number; headers: Headers }) => {
   expect(res.status).toBe(303);
@@ -28,7 +30,16 @@ const created = async (res: { status: number; headers: Headers }) => {
 describe('job form targets', () => {
   it('offers every target on the new-job page', async () => {
     const page = (await b.request('GET', '/jobs/new')).text;
-    for (const name of ['target', 'command', 'http_method', 'http_url', 'http_headers', 'http_body', 'lambda_function', 'lambda_qualifier']) {
+    for (const name of [
+      'target',
+      'command',
+      'http_method',
+      'http_url',
+      'http_headers',
+      'http_body',
+      'lambda_function',
+      'lambda_qualifier',
+    ]) {
       expect(page).toContain(`name="${name}"`);
     }
     expect(page).toContain('<option value="http">an HTTP request</option>');
@@ -48,20 +59,33 @@ describe('job form targets', () => {
     expect(job).toMatchObject({
       command: null,
       target: 'PUT https://api.example.com/hooks/nightly',
-      http: { method: 'PUT', url: 'https://api.example.com/hooks/nightly', headers: { Authorization: MASKED, 'X-Tenant': 'acme' }, body: { report: 'daily' } },
+      http: {
+        method: 'PUT',
+        url: 'https://api.example.com/hooks/nightly',
+        headers: { Authorization: MASKED, 'X-Tenant': 'acme' },
+        body: { report: 'daily' },
+      },
     });
     const page = (await b.request('GET', `/jobs/${job.id}`)).text;
     expect(page).toContain('PUT https://api.example.com/hooks/nightly');
     expect(page).not.toContain('sk_live_1');
-    const text = await created(await submit({ target: 'http', http_url: 'https://example.com/x', http_body: 'plain words' }));
+    const text = await created(
+      await submit({ target: 'http', http_url: 'https://example.com/x', http_body: 'plain words' }),
+    );
     expect(text.http).toMatchObject({ method: 'POST', body: 'plain words' });
     const payload = await created(await submit({ target: 'http', http_url: 'https://example.com/x' }));
     expect(payload.http).not.toHaveProperty('body');
   });
 
   it('creates a Lambda job', async () => {
-    const job = await created(await submit({ target: 'lambda', lambda_function: 'billing-close', lambda_qualifier: 'live' }));
-    expect(job).toMatchObject({ target: 'invoke billing-close:live', lambda: { function: 'billing-close', qualifier: 'live' }, command: null });
+    const job = await created(
+      await submit({ target: 'lambda', lambda_function: 'billing-close', lambda_qualifier: 'live' }),
+    );
+    expect(job).toMatchObject({
+      target: 'invoke billing-close:live',
+      lambda: { function: 'billing-close', qualifier: 'live' },
+      command: null,
+    });
     const jobs = (await b.request('GET', '/jobs')).text;
     expect(jobs).toContain('invoke billing-close:live');
   });
@@ -84,9 +108,25 @@ describe('job form targets', () => {
     expect(header).toContain('no colon here');
   });
 
-  it('gives a job\'s target back as form values, secrets masked (the edit form\'s prefill)', async () => {
-    const job = (await h.createJob({ command: undefined, http: { url: 'https://example.com/a', method: 'PATCH', headers: { 'X-Api-Key': 'k-1', Accept: 'text/plain' }, body: { a: 1 } } })).id;
+  it("gives a job's target back as form values, secrets masked (the edit form's prefill)", async () => {
+    const job = (
+      await h.createJob({
+        command: undefined,
+        http: {
+          url: 'https://example.com/a',
+          method: 'PATCH',
+          headers: { 'X-Api-Key': 'k-1', Accept: 'text/plain' },
+          body: { a: 1 },
+        },
+      })
+    ).id;
     const values = targetFormValues((await h.env.store.jobGet(job))!);
-    expect(values).toMatchObject({ target: 'http', http_method: 'PATCH', http_url: 'https://example.com/a', http_headers: `Accept: text/plain\nX-Api-Key: ${MASKED}`, http_body: '{\n  "a": 1\n}' });
+    expect(values).toMatchObject({
+      target: 'http',
+      http_method: 'PATCH',
+      http_url: 'https://example.com/a',
+      http_headers: `Accept: text/plain\nX-Api-Key: ${MASKED}`,
+      http_body: '{\n  "a": 1\n}',
+    });
   });
 });

@@ -17,12 +17,32 @@ beforeEach(() => {
   receiver.respond = () => undefined;
 });
 
-export function started(http: Partial<HttpTarget> & { url: string }, fields: Partial<StartedExecution> = {}): StartedExecution {
+export function started(
+  http: Partial<HttpTarget> & { url: string },
+  fields: Partial<StartedExecution> = {},
+): StartedExecution {
   return {
-    id: '42', token: 't', jobId: '7', attempt: 2, rootId: '40', trigger: 'retry', lane: 'short', priority: 0,
-    scheduledFor: new Date(), payload: { report: 'nightly', n: 1 }, command: null, handler: null,
-    http: { method: 'POST', headers: {}, ...http }, lambda: null, timeoutMs: 5000, maxRetries: 3,
-    backoff: { baseMs: 0, factor: 2, maxMs: 1000, jitter: 'none' }, overlap: 'allow', flowKey: null, jobVersion: 1, ...fields,
+    id: '42',
+    token: 't',
+    jobId: '7',
+    attempt: 2,
+    rootId: '40',
+    trigger: 'retry',
+    lane: 'short',
+    priority: 0,
+    scheduledFor: new Date(),
+    payload: { report: 'nightly', n: 1 },
+    command: null,
+    handler: null,
+    http: { method: 'POST', headers: {}, ...http },
+    lambda: null,
+    timeoutMs: 5000,
+    maxRetries: 3,
+    backoff: { baseMs: 0, factor: 2, maxMs: 1000, jitter: 'none' },
+    overlap: 'allow',
+    flowKey: null,
+    jobVersion: 1,
+    ...fields,
   };
 }
 
@@ -32,7 +52,10 @@ const run = (execution: StartedExecution, options: RunnerOptions['http'] = { pol
 
 describe('HTTP target: the request', () => {
   it('posts the payload as JSON with the identity headers and a signature the receiver verifies', async () => {
-    const result = await run(started({ url: receiver.url(), headers: { 'X-Tenant': 'acme' } }), { policy: loopbackAllowed, signingSecrets: ['new-secret', 'old-secret'] });
+    const result = await run(started({ url: receiver.url(), headers: { 'X-Tenant': 'acme' } }), {
+      policy: loopbackAllowed,
+      signingSecrets: ['new-secret', 'old-secret'],
+    });
     expect(result).toMatchObject({ ok: true, error: null });
     const [req] = receiver.requests;
     expect(req).toMatchObject({ method: 'POST', path: '/hook', body: '{"report":"nightly","n":1}' });
@@ -54,12 +77,18 @@ describe('HTTP target: the request', () => {
     expect(result.output).toBe('HTTP 200 OK\ncontent-type: text/plain\n\nok');
   });
 
-  it('signs each body on its own, also within one second through one runner; its own headers replace the target\'s', async () => {
+  it("signs each body on its own, also within one second through one runner; its own headers replace the target's", async () => {
     const runner = createRunner({ http: { policy: loopbackAllowed, signingSecrets: ['s'] } });
-    const target = { url: receiver.url(), headers: { 'Idempotency-Key': 'theirs', 'Jobs-Signature': 'theirs', 'X-Tenant': 'acme' } };
+    const target = {
+      url: receiver.url(),
+      headers: { 'Idempotency-Key': 'theirs', 'Jobs-Signature': 'theirs', 'X-Tenant': 'acme' },
+    };
     for (const payload of [{ n: 1 }, { n: 2 }, { n: 1 }]) {
       const execution = started(target, { payload });
-      const result = await runner.run({ ...execution, http: { ...execution.http!, ...target, method: 'POST' } }, new LazyAbort());
+      const result = await runner.run(
+        { ...execution, http: { ...execution.http!, ...target, method: 'POST' } },
+        new LazyAbort(),
+      );
       expect(result).toMatchObject({ ok: true });
     }
     expect(receiver.requests.map((r) => r.body)).toEqual(['{"n":1}', '{"n":2}', '{"n":1}']);
@@ -87,7 +116,10 @@ describe('HTTP target: the request', () => {
       res.end('x'.repeat(200_000));
       return true;
     };
-    const result = await createRunner({ http: { policy: loopbackAllowed }, outputLimit: 1000 }).run(started({ url: receiver.url() }), new LazyAbort());
+    const result = await createRunner({ http: { policy: loopbackAllowed }, outputLimit: 1000 }).run(
+      started({ url: receiver.url() }),
+      new LazyAbort(),
+    );
     expect(result.ok).toBe(true);
     expect(result.output.length).toBeLessThan(1200); // the limit, the head/tail cut marker and the note
     expect(result.output).toMatch(/\[response body truncated: the rest was not read\]$/);
@@ -103,12 +135,21 @@ describe('HTTP target: the request', () => {
     };
     const result = await run(started({ url: receiver.url() }));
     expect(result).toMatchObject({ ok: false, final: true });
-    expect(result.error).toMatch(/^HTTP 302 Found: redirects are not followed \(Location: http:\/\/127\.0\.0\.1:\d+\/elsewhere\)$/);
+    expect(result.error).toMatch(
+      /^HTTP 302 Found: redirects are not followed \(Location: http:\/\/127\.0\.0\.1:\d+\/elsewhere\)$/,
+    );
     expect(receiver.requests.map((r) => r.path)).toEqual(['/hook']);
   });
 
   it('classifies 408, 429 and 5xx as retryable (with Retry-After), other 4xx as final', async () => {
-    const answers: [number, Record<string, string>][] = [[503, {}], [429, { 'retry-after': '3' }], [408, {}], [404, {}], [400, {}], [401, {}]];
+    const answers: [number, Record<string, string>][] = [
+      [503, {}],
+      [429, { 'retry-after': '3' }],
+      [408, {}],
+      [404, {}],
+      [400, {}],
+      [401, {}],
+    ];
     receiver.respond = (_req, res, n) => {
       res.writeHead(answers[n]![0], answers[n]![1]);
       res.end('nope');
@@ -150,7 +191,10 @@ describe('HTTP target: the request', () => {
     const abort = new LazyAbort();
     setTimeout(() => abort.abort('timeout'), 200);
     const before = Date.now();
-    const result = await createRunner({ http: { policy: loopbackAllowed } }).run(started({ url: receiver.url() }), abort);
+    const result = await createRunner({ http: { policy: loopbackAllowed } }).run(
+      started({ url: receiver.url() }),
+      abort,
+    );
     expect(Date.now() - before).toBeLessThan(2000);
     expect(result).toMatchObject({ ok: false, final: false, error: 'aborted (timeout)' });
   });
@@ -163,7 +207,9 @@ describe('HTTP target: the address guard', () => {
     for (const host of ['127.0.0.2', '[::1]', '[::ffff:127.0.0.1]']) {
       const result = await run(started({ url: receiver.url('/hook', host) }), denyAll);
       expect(result).toMatchObject({ ok: false, final: true });
-      expect(result.error).toMatch(/^refused: .* is a loopback address; HTTP targets may only reach public addresses unless HTTP_TARGET_ALLOW lists it$/);
+      expect(result.error).toMatch(
+        /^refused: .* is a loopback address; HTTP targets may only reach public addresses unless HTTP_TARGET_ALLOW lists it$/,
+      );
     }
     expect(receiver.requests).toEqual([]);
   });
@@ -183,7 +229,10 @@ describe('HTTP target: the address guard', () => {
     const byName = { policy: createAddressPolicy({ hosts: ['localhost'] }) };
     expect(await run(started({ url: receiver.url('/d', 'localhost') }), byName)).toMatchObject({ ok: true });
     // Listing a name allows that name only, not the addresses it resolves to.
-    expect(await run(started({ url: receiver.url('/e', '127.0.0.1') }), byName)).toMatchObject({ ok: false, final: true });
+    expect(await run(started({ url: receiver.url('/e', '127.0.0.1') }), byName)).toMatchObject({
+      ok: false,
+      final: true,
+    });
     expect(receiver.requests.map((r) => r.path)).toEqual(['/a', '/b', '/c', '/d']);
   });
 });
@@ -207,11 +256,21 @@ describe('the README receiver example', () => {
 });
 
 describe('HTTP target under tracing', () => {
-  it('sends the request span\'s traceparent and ends the span with the status (method and host only)', async () => {
-    const spans: { name: string; parent: string | null | undefined; attributes: Record<string, unknown>; ended: (string | null | undefined)[] }[] = [];
+  it("sends the request span's traceparent and ends the span with the status (method and host only)", async () => {
+    const spans: {
+      name: string;
+      parent: string | null | undefined;
+      attributes: Record<string, unknown>;
+      ended: (string | null | undefined)[];
+    }[] = [];
     const tracing = {
       start(name: string, options: { parent?: string | null; attributes?: Record<string, unknown> } = {}) {
-        const span = { name, parent: options.parent, attributes: { ...options.attributes }, ended: [] as (string | null | undefined)[] };
+        const span = {
+          name,
+          parent: options.parent,
+          attributes: { ...options.attributes },
+          ended: [] as (string | null | undefined)[],
+        };
         spans.push(span);
         return {
           traceparent: `00-${'a'.repeat(32)}-${String(spans.length).padStart(16, '0')}-01`,
@@ -222,7 +281,10 @@ describe('HTTP target under tracing', () => {
       },
     };
     const parent = `00-${'b'.repeat(32)}-${'c'.repeat(16)}-01`;
-    const result = await createRunner({ http: { policy: loopbackAllowed }, tracing }).run({ ...started({ url: receiver.url('/hook?token=secret') }), traceparent: parent }, new LazyAbort());
+    const result = await createRunner({ http: { policy: loopbackAllowed }, tracing }).run(
+      { ...started({ url: receiver.url('/hook?token=secret') }), traceparent: parent },
+      new LazyAbort(),
+    );
     expect(result.ok).toBe(true);
     const client = spans.find((s) => s.name.startsWith('POST '))!;
     expect(client.name).toBe(`POST 127.0.0.1:${receiver.port}`);

@@ -34,7 +34,12 @@ const targets = { http: { policy: createAddressPolicy({ cidrs: ['127.0.0.0/8'] }
 async function runJob(http: Partial<HttpTarget>, fields: Parameters<typeof jobSpec>[0] = {}) {
   const job: Job = await createJob(
     e.deps,
-    jobSpec({ handler: null, http: { url: receiver.url(), method: 'POST', headers: {}, ...http }, payload: { hello: 'world' }, ...fields }),
+    jobSpec({
+      handler: null,
+      http: { url: receiver.url(), method: 'POST', headers: {}, ...http },
+      payload: { hello: 'world' },
+      ...fields,
+    }),
   );
   const { execution } = await triggerJob(e.deps, { jobId: job.id });
   await e.worker({ targets, pollMs: 50 });
@@ -50,24 +55,36 @@ async function settledChain(jobId: string, attempts: number, timeoutMs = 15_000)
   }, timeoutMs);
 }
 
-const answer = (codes: [number, Record<string, string>?][]) => (_req: unknown, res: import('node:http').ServerResponse, n: number) => {
-  const [status, headers] = codes[Math.min(n, codes.length - 1)]!;
-  res.writeHead(status, headers ?? {});
-  res.end(`answer ${n}`);
-  return true;
-};
+const answer =
+  (codes: [number, Record<string, string>?][]) =>
+  (_req: unknown, res: import('node:http').ServerResponse, n: number) => {
+    const [status, headers] = codes[Math.min(n, codes.length - 1)]!;
+    res.writeHead(status, headers ?? {});
+    res.end(`answer ${n}`);
+    return true;
+  };
 
 describe('HTTP target outcomes', () => {
   it('retries a 503 to success, with the same Idempotency-Key on every attempt of the chain', async () => {
     receiver.respond = answer([[503], [200]]);
-    const { job, first } = await runJob({}, { maxRetries: 3, backoff: { baseMs: 50, factor: 2, maxMs: 1000, jitter: 'none' } });
+    const { job, first } = await runJob(
+      {},
+      { maxRetries: 3, backoff: { baseMs: 50, factor: 2, maxMs: 1000, jitter: 'none' } },
+    );
     const chain = await settledChain(job.id, 2);
     expect(chain.map((x) => [x.attempt, x.status, x.error])).toEqual([
       [1, 'failed', 'HTTP 503 Service Unavailable'],
       [2, 'succeeded', null],
     ]);
     expect((await env.store.executionGet(chain[1]!.id))!.output).toBe('HTTP 200 OK\n\nanswer 1');
-    expect(receiver.requests.map((r) => [r.headers['jobs-attempt'], r.headers['idempotency-key'], r.headers['jobs-execution-id'], r.body])).toEqual([
+    expect(
+      receiver.requests.map((r) => [
+        r.headers['jobs-attempt'],
+        r.headers['idempotency-key'],
+        r.headers['jobs-execution-id'],
+        r.body,
+      ]),
+    ).toEqual([
       ['1', `jobs-${first.id}`, first.id, '{"hello":"world"}'],
       ['2', `jobs-${first.id}`, chain[1]!.id, '{"hello":"world"}'],
     ]);
@@ -75,7 +92,10 @@ describe('HTTP target outcomes', () => {
 
   it('does not retry a 429 with Retry-After: 3 before 3 s have passed', async () => {
     receiver.respond = answer([[429, { 'retry-after': '3' }], [200]]);
-    const { job } = await runJob({}, { maxRetries: 2, backoff: { baseMs: 0, factor: 2, maxMs: 60_000, jitter: 'none' } });
+    const { job } = await runJob(
+      {},
+      { maxRetries: 2, backoff: { baseMs: 0, factor: 2, maxMs: 60_000, jitter: 'none' } },
+    );
     const chain = await settledChain(job.id, 2);
     expect(chain.map((x) => x.status)).toEqual(['failed', 'succeeded']);
     const waited = receiver.requests[1]!.at - receiver.requests[0]!.at;
@@ -94,7 +114,9 @@ describe('HTTP target outcomes', () => {
     receiver.respond = answer([[400]]);
     const { job } = await runJob({}, { maxRetries: 5 });
     const chain = await settledChain(job.id, 1);
-    expect(chain.map((x) => [x.status, x.error])).toEqual([['dead', 'HTTP 400 Bad Request (final: a 4xx other than 408 and 429 is not retried)']]);
+    expect(chain.map((x) => [x.status, x.error])).toEqual([
+      ['dead', 'HTTP 400 Bad Request (final: a 4xx other than 408 and 429 is not retried)'],
+    ]);
     expect((await env.queue.depth()).short.dead).toBe(1);
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.requests).toHaveLength(1);
@@ -106,7 +128,10 @@ describe('HTTP target outcomes', () => {
       res.end('late but fine');
       return true;
     };
-    const { job } = await runJob({}, { timeoutMs: 1000, maxRetries: 1, backoff: { baseMs: 0, factor: 2, maxMs: 0, jitter: 'none' } });
+    const { job } = await runJob(
+      {},
+      { timeoutMs: 1000, maxRetries: 1, backoff: { baseMs: 0, factor: 2, maxMs: 0, jitter: 'none' } },
+    );
     const chain = await settledChain(job.id, 2);
     expect(chain.map((x) => [x.status, x.error])).toEqual([
       ['failed', 'timed out after 1000 ms'],
@@ -117,14 +142,24 @@ describe('HTTP target outcomes', () => {
   });
 
   it('retries a refused connection by the job policy, then dead-letters it', async () => {
-    const { job } = await runJob({ url: `${await deadEndpoint()}/hook` }, { maxRetries: 1, backoff: { baseMs: 0, factor: 2, maxMs: 0, jitter: 'none' } });
+    const { job } = await runJob(
+      { url: `${await deadEndpoint()}/hook` },
+      { maxRetries: 1, backoff: { baseMs: 0, factor: 2, maxMs: 0, jitter: 'none' } },
+    );
     const chain = await settledChain(job.id, 2);
     expect(chain.map((x) => x.status)).toEqual(['failed', 'dead']);
     expect(chain[1]!.error).toMatch(/connection refused/);
   });
 
   it('dead-letters at once a name that resolves to a denied address, saying so', async () => {
-    const job = await createJob(e.deps, jobSpec({ handler: null, http: { url: receiver.url('/hook', 'localhost'), method: 'POST', headers: {} }, maxRetries: 3 }));
+    const job = await createJob(
+      e.deps,
+      jobSpec({
+        handler: null,
+        http: { url: receiver.url('/hook', 'localhost'), method: 'POST', headers: {} },
+        maxRetries: 3,
+      }),
+    );
     await triggerJob(e.deps, { jobId: job.id });
     await e.worker({ targets: { http: { policy: createAddressPolicy() } }, pollMs: 50 });
     const chain = await settledChain(job.id, 1);

@@ -38,10 +38,16 @@ export async function startLambdaServer(): Promise<LambdaServer> {
       const url = new URL(req.url!, 'http://x');
       const match = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(url.pathname);
       const error = (status: number, type: string, message: string, extra: Record<string, string> = {}) => {
-        res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': type, 'x-amzn-requestid': randomUUID(), ...extra });
+        res.writeHead(status, {
+          'content-type': 'application/json',
+          'x-amzn-errortype': type,
+          'x-amzn-requestid': randomUUID(),
+          ...extra,
+        });
         res.end(JSON.stringify({ Type: 'User', message }));
       };
-      if (req.method !== 'POST' || !match) return error(400, 'InvalidRequestContentException', `unexpected ${req.method} ${url.pathname}`);
+      if (req.method !== 'POST' || !match)
+        return error(400, 'InvalidRequestContentException', `unexpected ${req.method} ${url.pathname}`);
       const call: InvokeCall = {
         functionName: decodeURIComponent(match[1]!),
         qualifier: url.searchParams.get('Qualifier'),
@@ -55,10 +61,23 @@ export async function startLambdaServer(): Promise<LambdaServer> {
       const n = counts.get(call.functionName) ?? 0;
       counts.set(call.functionName, n + 1);
       const answer = script(call, n);
-      const version = { 'x-amz-executed-version': call.qualifier && /^\d+$/.test(call.qualifier) ? call.qualifier : '$LATEST', 'x-amzn-requestid': randomUUID() };
-      if ('status' in answer) return error(answer.status, answer.type, answer.message, answer.retryAfter ? { 'retry-after': answer.retryAfter } : {});
+      const version = {
+        'x-amz-executed-version': call.qualifier && /^\d+$/.test(call.qualifier) ? call.qualifier : '$LATEST',
+        'x-amzn-requestid': randomUUID(),
+      };
+      if ('status' in answer)
+        return error(
+          answer.status,
+          answer.type,
+          answer.message,
+          answer.retryAfter ? { 'retry-after': answer.retryAfter } : {},
+        );
       if ('functionError' in answer) {
-        res.writeHead(200, { 'content-type': 'application/json', 'x-amz-function-error': answer.functionError, ...version });
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'x-amz-function-error': answer.functionError,
+          ...version,
+        });
         res.end(JSON.stringify({ errorType: 'Error', errorMessage: answer.errorMessage }));
         return;
       }

@@ -30,9 +30,26 @@ const targets = () => ({ lambda: { endpoint: fake.url, region: 'eu-west-1' } });
 
 function started(fn: string, qualifier: string | null, payload: unknown = { period: '2026-11' }): StartedExecution {
   return {
-    id: '9', token: 't', jobId: '3', attempt: 1, rootId: '9', trigger: 'manual', lane: 'short', priority: 0, scheduledFor: new Date(),
-    payload, command: null, handler: null, http: null, lambda: { function: fn, qualifier }, timeoutMs: 5000, maxRetries: 0,
-    backoff: { baseMs: 0, factor: 2, maxMs: 0, jitter: 'none' }, overlap: 'allow', flowKey: null, jobVersion: 1,
+    id: '9',
+    token: 't',
+    jobId: '3',
+    attempt: 1,
+    rootId: '9',
+    trigger: 'manual',
+    lane: 'short',
+    priority: 0,
+    scheduledFor: new Date(),
+    payload,
+    command: null,
+    handler: null,
+    http: null,
+    lambda: { function: fn, qualifier },
+    timeoutMs: 5000,
+    maxRetries: 0,
+    backoff: { baseMs: 0, factor: 2, maxMs: 0, jitter: 'none' },
+    overlap: 'allow',
+    flowKey: null,
+    jobVersion: 1,
   };
 }
 
@@ -42,10 +59,17 @@ describe('Lambda target: the adapter', () => {
     const result = await createRunner(targets()).run(started('billing-close', 'live'), new LazyAbort());
     expect(result).toMatchObject({ ok: true, error: null });
     expect(result.output).toBe('invoked billing-close:live (version $LATEST): status 200\n{"closed":"2026-11"}');
-    expect(fake.calls).toMatchObject([{ functionName: 'billing-close', qualifier: 'live', invocationType: 'RequestResponse', event: '{"period":"2026-11"}' }]);
+    expect(fake.calls).toMatchObject([
+      {
+        functionName: 'billing-close',
+        qualifier: 'live',
+        invocationType: 'RequestResponse',
+        event: '{"period":"2026-11"}',
+      },
+    ]);
   });
 
-  it('fails on a FunctionError (retryable), with the function\'s error as output', async () => {
+  it("fails on a FunctionError (retryable), with the function's error as output", async () => {
     fake.functions.broken = () => ({ functionError: 'Unhandled', errorMessage: 'boom' });
     const result = await createRunner(targets()).run(started('broken', null), new LazyAbort());
     expect(result).toMatchObject({ ok: false, error: 'broken failed: FunctionError Unhandled' });
@@ -54,7 +78,12 @@ describe('Lambda target: the adapter', () => {
   });
 
   it('treats throttling as retryable (with its Retry-After), and is not retried inside the SDK', async () => {
-    fake.functions.busy = () => ({ status: 429, type: 'TooManyRequestsException', message: 'Rate Exceeded.', retryAfter: '2' });
+    fake.functions.busy = () => ({
+      status: 429,
+      type: 'TooManyRequestsException',
+      message: 'Rate Exceeded.',
+      retryAfter: '2',
+    });
     const result = await createRunner(targets()).run(started('busy', null), new LazyAbort());
     expect(result).toMatchObject({ ok: false, final: false, retryAfterMs: 2000 });
     expect(result.error).toBe('invoke busy failed: TooManyRequestsException (HTTP 429): Rate Exceeded.');
@@ -64,7 +93,9 @@ describe('Lambda target: the adapter', () => {
   it('makes an invoke error no retry can fix final (no such function)', async () => {
     const result = await createRunner(targets()).run(started('missing', null), new LazyAbort());
     expect(result).toMatchObject({ ok: false, final: true });
-    expect(result.error).toBe('invoke missing failed: ResourceNotFoundException (HTTP 404): Function not found: missing');
+    expect(result.error).toBe(
+      'invoke missing failed: ResourceNotFoundException (HTTP 404): Function not found: missing',
+    );
   });
 });
 
@@ -87,11 +118,18 @@ describe('Lambda target: through the engine', () => {
     });
 
   it('retries a throttled invoke to success; dead-letters a function that keeps failing', async () => {
-    fake.functions.report = (_c, n) => (n === 0 ? { status: 429, type: 'TooManyRequestsException', message: 'Rate Exceeded.' } : { result: 'done' });
+    fake.functions.report = (_c, n) =>
+      n === 0 ? { status: 429, type: 'TooManyRequestsException', message: 'Rate Exceeded.' } : { result: 'done' };
     fake.functions.failing = () => ({ functionError: 'Unhandled', errorMessage: 'still broken' });
     const backoff = { baseMs: 0, factor: 2, maxMs: 100, jitter: 'none' as const };
-    const ok = await createJob(e.deps, jobSpec({ handler: null, lambda: { function: 'report', qualifier: null }, maxRetries: 2, backoff }));
-    const bad = await createJob(e.deps, jobSpec({ handler: null, lambda: { function: 'failing', qualifier: '3' }, maxRetries: 1, backoff }));
+    const ok = await createJob(
+      e.deps,
+      jobSpec({ handler: null, lambda: { function: 'report', qualifier: null }, maxRetries: 2, backoff }),
+    );
+    const bad = await createJob(
+      e.deps,
+      jobSpec({ handler: null, lambda: { function: 'failing', qualifier: '3' }, maxRetries: 1, backoff }),
+    );
     await triggerJob(e.deps, { jobId: ok.id, payload: { n: 1 } });
     await triggerJob(e.deps, { jobId: bad.id });
     await e.worker({ targets: targets(), pollMs: 50 });

@@ -14,10 +14,17 @@ export interface ReceivedSpan {
 }
 
 type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number };
-const valueOf = (v: AnyValue) => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : v.boolValue ?? v.doubleValue ?? '');
-const attrs = (list: { key: string; value: AnyValue }[] = []) => Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
+const valueOf = (v: AnyValue) =>
+  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue ?? ''));
+const attrs = (list: { key: string; value: AnyValue }[] = []) =>
+  Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
 
-export async function startOtlpReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; requests: number; close(): Promise<void> }> {
+export async function startOtlpReceiver(): Promise<{
+  url: string;
+  spans: ReceivedSpan[];
+  requests: number;
+  close(): Promise<void>;
+}> {
   const state = { spans: [] as ReceivedSpan[], requests: 0 };
   const server: Server = createServer((req, res) => {
     let body = '';

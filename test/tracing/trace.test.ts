@@ -42,11 +42,13 @@ it('follows one request from POST /trigger through the attempt and into the comm
   });
   const api = JSON.parse(await child.waitFor(/api\.listening/)).url as string;
   const secret = 'payload-secret-4711';
-  const job: any = await (await fetch(`${api}/api/v1/jobs`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ name: 'traced', command: 'echo "tp=$TRACEPARENT"', payload: { secret } }),
-  })).json();
+  const job: any = await (
+    await fetch(`${api}/api/v1/jobs`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'traced', command: 'echo "tp=$TRACEPARENT"', payload: { secret } }),
+    })
+  ).json();
   const triggered = await fetch(`${api}/api/v1/jobs/${job.id}/trigger`, {
     method: 'POST',
     headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
@@ -59,7 +61,11 @@ it('follows one request from POST /trigger through the attempt and into the comm
   });
 
   const trace = () => receiver.spans.filter((s) => s.traceId === CALLER_TRACE);
-  await eventually(() => trace().some((s) => s.name === 'attempt') && trace().some((s) => s.name.startsWith('POST ')), 15_000, 100);
+  await eventually(
+    () => trace().some((s) => s.name === 'attempt') && trace().some((s) => s.name.startsWith('POST ')),
+    15_000,
+    100,
+  );
   const spans = trace();
   const request = spans.find((s) => s.name === 'POST /api/v1/jobs/:id/trigger')!;
   const trigger = spans.find((s) => s.name === 'trigger')!;
@@ -67,7 +73,10 @@ it('follows one request from POST /trigger through the attempt and into the comm
   expect(request, JSON.stringify(spans.map((s) => s.name))).toBeDefined();
   expect(request.parentSpanId).toBe(CALLER_SPAN);
   expect(request.kind).toBe(2); // SERVER
-  expect(request.attributes).toMatchObject({ 'http.route': '/api/v1/jobs/:id/trigger', 'http.response.status_code': 201 });
+  expect(request.attributes).toMatchObject({
+    'http.route': '/api/v1/jobs/:id/trigger',
+    'http.response.status_code': 201,
+  });
   expect(trigger.parentSpanId).toBe(request.spanId);
   expect(trigger.attributes).toMatchObject({ 'job.id': job.id, 'execution.id': execution.id });
   expect(attempt.parentSpanId).toBe(trigger.spanId);
@@ -86,7 +95,7 @@ it('follows one request from POST /trigger through the attempt and into the comm
   expect(JSON.stringify(receiver.spans)).not.toContain(secret);
 });
 
-it('starts a new trace for a cron run, and keeps a retry in its chain\'s trace', async () => {
+it("starts a new trace for a cron run, and keeps a retry in its chain's trace", async () => {
   child = spawnEntry('functions/local.ts', {
     ...env.childEnv,
     HTTP_PORT: '0',
@@ -96,25 +105,50 @@ it('starts a new trace for a cron run, and keeps a retry in its chain\'s trace',
   });
   const api = JSON.parse(await child.waitFor(/api\.listening/)).url as string;
   const post = async (path: string, body: unknown, headers: Record<string, string> = {}): Promise<any> =>
-    (await fetch(`${api}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) })).json();
+    (
+      await fetch(`${api}${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      })
+    ).json();
   const cron = await post('/api/v1/jobs', { name: 'every-second', cron_expr: '* * * * * *', handler: 'noop' });
-  const flaky = await post('/api/v1/jobs', { name: 'flaky', handler: 'no-such-handler', max_retries: 1, backoff: { base_seconds: 0, factor: 1, max_seconds: 0, jitter: 'none' } });
-  const failing = await post(`/api/v1/jobs/${flaky.id}/trigger`, {}, { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` });
+  const flaky = await post('/api/v1/jobs', {
+    name: 'flaky',
+    handler: 'no-such-handler',
+    max_retries: 1,
+    backoff: { base_seconds: 0, factor: 1, max_seconds: 0, jitter: 'none' },
+  });
+  const failing = await post(
+    `/api/v1/jobs/${flaky.id}/trigger`,
+    {},
+    { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
+  );
 
-  await eventually(() => receiver.spans.some((s) => s.name === 'attempt' && s.attributes['job.id'] === cron.id), 15_000, 100);
+  await eventually(
+    () => receiver.spans.some((s) => s.name === 'attempt' && s.attributes['job.id'] === cron.id),
+    15_000,
+    100,
+  );
   const cronAttempt = receiver.spans.find((s) => s.name === 'attempt' && s.attributes['job.id'] === cron.id)!;
   expect(cronAttempt.parentSpanId).toBe('');
   expect(cronAttempt.traceId).not.toBe(CALLER_TRACE);
   expect(cronAttempt.attributes['execution.trigger']).toBe('cron');
 
-  const attempts = await eventually(() => {
-    const a = receiver.spans.filter((s) => s.name === 'attempt' && s.attributes['job.id'] === flaky.id);
-    return a.length === 2 ? a : null;
-  }, 15_000, 100);
+  const attempts = await eventually(
+    () => {
+      const a = receiver.spans.filter((s) => s.name === 'attempt' && s.attributes['job.id'] === flaky.id);
+      return a.length === 2 ? a : null;
+    },
+    15_000,
+    100,
+  );
   expect(attempts.every((s) => s.traceId === CALLER_TRACE)).toBe(true);
   expect(attempts.map((s) => s.attributes['execution.attempt']).sort()).toEqual([1, 2]);
   expect(attempts.every((s) => s.attributes.outcome === 'failed' && s.status.code === 2)).toBe(true);
-  expect(failing.id).toBe(String(attempts.find((s) => s.attributes['execution.attempt'] === 1)!.attributes['execution.id']));
+  expect(failing.id).toBe(
+    String(attempts.find((s) => s.attributes['execution.attempt'] === 1)!.attributes['execution.id']),
+  );
 });
 
 it('continues the trace into an HTTP target request, which gets its span as traceparent', async () => {
@@ -128,26 +162,42 @@ it('continues the trace into an HTTP target request, which gets its span as trac
       OTEL_BSP_SCHEDULE_DELAY: '100',
     });
     const api = JSON.parse(await child.waitFor(/api\.listening/)).url as string;
-    const job: any = await (await fetch(`${api}/api/v1/jobs`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name: 'hook', http: { url: target.url('/hook?token=secret-in-query'), headers: { Authorization: 'Bearer hook-secret' } } }),
-    })).json();
+    const job: any = await (
+      await fetch(`${api}/api/v1/jobs`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          name: 'hook',
+          http: { url: target.url('/hook?token=secret-in-query'), headers: { Authorization: 'Bearer hook-secret' } },
+        }),
+      })
+    ).json();
     expect(job.id, JSON.stringify(job)).toBeDefined();
-    const execution: any = await (await fetch(`${api}/api/v1/jobs/${job.id}/trigger`, {
-      method: 'POST',
-      headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
-    })).json();
+    const execution: any = await (
+      await fetch(`${api}/api/v1/jobs/${job.id}/trigger`, {
+        method: 'POST',
+        headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
+      })
+    ).json();
     await eventually(async () => (await env.store.executionGet(execution.id))?.status === 'succeeded');
-    const spans = await eventually(() => {
-      const t = receiver.spans.filter((s) => s.traceId === CALLER_TRACE);
-      return t.some((s) => s.kind === 3) && t.some((s) => s.name === 'attempt') ? t : null;
-    }, 15_000, 100);
+    const spans = await eventually(
+      () => {
+        const t = receiver.spans.filter((s) => s.traceId === CALLER_TRACE);
+        return t.some((s) => s.kind === 3) && t.some((s) => s.name === 'attempt') ? t : null;
+      },
+      15_000,
+      100,
+    );
     const attempt = spans.find((s) => s.name === 'attempt')!;
     const client = spans.find((s) => s.kind === 3)!; // CLIENT
     expect(client.parentSpanId).toBe(attempt.spanId);
     expect(client.name).toBe(`POST 127.0.0.1:${target.port}`);
-    expect(client.attributes).toMatchObject({ 'http.request.method': 'POST', 'server.address': '127.0.0.1', 'http.response.status_code': 200, 'execution.id': execution.id });
+    expect(client.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'server.address': '127.0.0.1',
+      'http.response.status_code': 200,
+      'execution.id': execution.id,
+    });
     // The target received the client span's context.
     expect(target.requests).toHaveLength(1);
     expect(target.requests[0]!.headers.traceparent).toBe(`00-${CALLER_TRACE}-${client.spanId}-01`);

@@ -21,7 +21,9 @@ function sources(dir: string): string[] {
 }
 
 it('imports the OpenTelemetry SDK nowhere but in createTracing, dynamically', () => {
-  const importers = [...sources(join(ROOT, 'functions')), ...sources(join(ROOT, 'packages'))].filter((f) => readFileSync(f, 'utf8').includes('@opentelemetry/'));
+  const importers = [...sources(join(ROOT, 'functions')), ...sources(join(ROOT, 'packages'))].filter((f) =>
+    readFileSync(f, 'utf8').includes('@opentelemetry/'),
+  );
   expect(importers.map((f) => f.slice(ROOT.length))).toEqual(['functions/tracing.ts']);
   const text = readFileSync(join(ROOT, 'functions/tracing.ts'), 'utf8');
   expect(text).not.toMatch(/^import [^;]*'@opentelemetry\//m);
@@ -33,9 +35,16 @@ it('imports the OpenTelemetry SDK nowhere but in createTracing, dynamically', ()
 
 it('reads the OTLP endpoint the OpenTelemetry way, and refuses a bad one', () => {
   expect(loadConfig({}).otelTracesUrl).toBeNull();
-  expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).otelTracesUrl).toBe('http://collector:4318/v1/traces');
-  expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b/traces' }).otelTracesUrl).toBe('https://b/traces');
-  expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT must be an http/);
+  expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).otelTracesUrl).toBe(
+    'http://collector:4318/v1/traces',
+  );
+  expect(
+    loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b/traces' })
+      .otelTracesUrl,
+  ).toBe('https://b/traces');
+  expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
+    /OTEL_EXPORTER_OTLP_ENDPOINT must be an http/,
+  );
 });
 
 it('reads the stored trace parent with claimed attempts only where tracing is on', async () => {
@@ -56,7 +65,8 @@ it('reads the stored trace parent with claimed attempts only where tracing is on
     expect((await env.store.executionsLoad(claim)).loaded[0]!.traceparent).toBe(traceparent);
     expect((await off.executionsLoad(claim)).loaded[0]!.traceparent).toBeNull();
     // Overlap-restricted jobs are started by their own statement.
-    const start = (store: typeof off, c: typeof claim) => store.executionsStart({ workerId: 'w', leaseMs: 60_000, claims: c });
+    const start = (store: typeof off, c: typeof claim) =>
+      store.executionsStart({ workerId: 'w', leaseMs: 60_000, claims: c });
     expect((await start(env.store, await claims('forbid'))).started[0]!.traceparent).toBe(traceparent);
     expect((await start(off, await claims('forbid'))).started[0]!.traceparent).toBeNull();
   } finally {

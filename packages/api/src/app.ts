@@ -100,7 +100,8 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
   root.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
-    description: 'One of the keys in API_KEYS. Required on every /api/v1 route when API_KEYS is set; the key\'s role (read, operate, admin) decides what it may do (403 `forbidden` otherwise).',
+    description:
+      "One of the keys in API_KEYS. Required on every /api/v1 route when API_KEYS is set; the key's role (read, operate, admin) decides what it may do (403 `forbidden` otherwise).",
   });
   healthRoutes(root, deps);
   metricsRoutes(root, deps, metrics, commands);
@@ -116,5 +117,12 @@ export type App = ReturnType<typeof createApp>;
 
 /** The core's command dependencies from the API's. */
 export function commandDeps(deps: ApiDeps): CommandDeps {
-  return { store: deps.store, queue: deps.queue, clock: deps.clock, sink: deps.sink, logger: deps.logger, commandJobs: deps.commandJobs ?? true };
+  return {
+    store: deps.store,
+    queue: deps.queue,
+    clock: deps.clock,
+    sink: deps.sink,
+    logger: deps.logger,
+    commandJobs: deps.commandJobs ?? true,
+  };
 }

@@ -24,7 +24,8 @@ export async function applyJobSpecs(
   const results: SpecResult[] = [];
   const named = new Set<string>();
   for (const [i, entry] of input.specs.entries()) {
-    const label = typeof (entry as { name?: unknown })?.name === 'string' ? (entry as { name: string }).name : `#${i + 1}`;
+    const label =
+      typeof (entry as { name?: unknown })?.name === 'string' ? (entry as { name: string }).name : `#${i + 1}`;
     try {
       const parsed = JobPut.safeParse({ ...(entry as object), managed_by: input.owner });
       if (!parsed.success || typeof parsed.data.name !== 'string') {

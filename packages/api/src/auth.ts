@@ -62,13 +62,36 @@ export function actorOf(c: Context<ApiEnv>, principal: Principal): Actor {
 }
 
 /** Refuses a principal below `access.role`: a 403 naming the role, and for a change an audit row of the attempt. */
-export async function refuseBelow(c: Context<ApiEnv>, deps: Pick<ApiDeps, 'store' | 'logger'>, principal: Principal, access: RouteAccess, target: string): Promise<void> {
+export async function refuseBelow(
+  c: Context<ApiEnv>,
+  deps: Pick<ApiDeps, 'store' | 'logger'>,
+  principal: Principal,
+  access: RouteAccess,
+  target: string,
+): Promise<void> {
   if (roleAllows(principal.role, access.role)) return;
-  deps.logger.warn({ event: 'auth.forbidden', request_id: c.get('requestId'), key: principal.name, role: principal.role, needs: access.role, path: c.req.path.slice(0, 200) });
+  deps.logger.warn({
+    event: 'auth.forbidden',
+    request_id: c.get('requestId'),
+    key: principal.name,
+    role: principal.role,
+    needs: access.role,
+    path: c.req.path.slice(0, 200),
+  });
   if (access.action) {
-    await deps.store.auditInsert({ ...actorOf(c, principal), action: access.action, target, outcome: 'refused', changes: null });
+    await deps.store.auditInsert({
+      ...actorOf(c, principal),
+      action: access.action,
+      target,
+      outcome: 'refused',
+      changes: null,
+    });
   }
-  throw new ApiError(403, 'forbidden', `this needs the ${access.role} role; key ${principal.name} has ${principal.role}`);
+  throw new ApiError(
+    403,
+    'forbidden',
+    `this needs the ${access.role} role; key ${principal.name} has ${principal.role}`,
+  );
 }
 
 /** The audit target of a refused API request: the kind and id in its path (`job:42`), or the path itself. */
@@ -84,7 +107,11 @@ function targetOf(path: string): string {
  * name (`c.var.commands`). `extra` keys are accepted besides API_KEYS (METRICS_TOKEN on GET /metrics).
  * @example v1.use('*', apiAuth(deps, commands))
  */
-export function apiAuth(deps: ApiDeps, commands: CommandDeps, extra: readonly ApiKey[] = []): MiddlewareHandler<ApiEnv> {
+export function apiAuth(
+  deps: ApiDeps,
+  commands: CommandDeps,
+  extra: readonly ApiKey[] = [],
+): MiddlewareHandler<ApiEnv> {
   const keys = [...apiKeyList(deps.apiKeys), ...extra];
   const match = keyMatcher(keys);
   const challenge = { 'WWW-Authenticate': 'Bearer realm="jobs"' };
@@ -94,7 +121,13 @@ export function apiAuth(deps: ApiDeps, commands: CommandDeps, extra: readonly Ap
       const header = c.req.header('authorization');
       const bearer = header ? /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header) : null;
       if (!bearer) {
-        throw new ApiError(401, 'unauthorized', 'missing API key: send `Authorization: Bearer <key>`', undefined, challenge);
+        throw new ApiError(
+          401,
+          'unauthorized',
+          'missing API key: send `Authorization: Bearer <key>`',
+          undefined,
+          challenge,
+        );
       }
       const key = match(bearer[1]!);
       if (!key) throw new ApiError(401, 'unauthorized', 'invalid API key', undefined, challenge);

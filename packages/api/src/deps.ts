@@ -1,5 +1,15 @@
 /** @module deps — what the API needs from the outside; functions/ builds it once per process from Context + Config. */
-import type { AddressPolicy, Clock, CommandDeps, LiveOutputReader, Logger, QueueAdapter, TraceSpan, Tracing, TransitionSink } from '@jobs/core';
+import type {
+  AddressPolicy,
+  Clock,
+  CommandDeps,
+  LiveOutputReader,
+  Logger,
+  QueueAdapter,
+  TraceSpan,
+  Tracing,
+  TransitionSink,
+} from '@jobs/core';
 import type { Store } from '@jobs/store';
 import type { ApiKey, Principal } from './keys';
 

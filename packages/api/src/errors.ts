@@ -2,7 +2,14 @@
  * @module errors — the one JSON error shape, and the mapping from core errors, validation failures and Hono's
  * HTTP exceptions to it. Anything unexpected becomes a 500 that is logged but never shown to the caller.
  */
-import { clip, ConflictError, IdempotencyMismatchError, InvalidInputError, NotFoundError, type Logger } from '@jobs/core';
+import {
+  clip,
+  ConflictError,
+  IdempotencyMismatchError,
+  InvalidInputError,
+  NotFoundError,
+  type Logger,
+} from '@jobs/core';
 import type { Context, ErrorHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -78,7 +85,11 @@ function fromHttpException(error: HTTPException): ApiError {
     return new ApiError(400, 'invalid_json', 'request body is not valid JSON');
   }
   const [code, message] = HTTP_CODES[error.status] ?? ['error', error.message || 'request failed'];
-  return new ApiError(error.status as ContentfulStatusCode, code, error.status === 415 ? message : error.message || message);
+  return new ApiError(
+    error.status as ContentfulStatusCode,
+    code,
+    error.status === 415 ? message : error.message || message,
+  );
 }
 
 /** Maps what a handler threw to a JSON error response. */
@@ -91,7 +102,8 @@ export function toApiError(error: unknown): ApiError | null {
     return validationFailed([{ path: error.field ?? 'body', message: error.message }]);
   }
   if (error instanceof HTTPException) return fromHttpException(error);
-  if (isClientAbort(error)) return new ApiError(400, 'client_closed_request', 'the client closed the connection before the request was read');
+  if (isClientAbort(error))
+    return new ApiError(400, 'client_closed_request', 'the client closed the connection before the request was read');
   return null;
 }
 
@@ -114,11 +126,17 @@ export function renderError(c: Context, error: ApiError): Response {
  */
 function isUnavailable(error: unknown): boolean {
   const code = String((error as { code?: unknown }).code ?? '');
-  if (code.startsWith('08') || code.startsWith('57P') || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code)) {
+  if (
+    code.startsWith('08') ||
+    code.startsWith('57P') ||
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code)
+  ) {
     return true;
   }
   const text = `${(error as Error).name ?? ''} ${(error as Error).message ?? ''}`;
-  return /Connection terminated|connection timeout|Connection is closed|MaxRetriesPerRequestError|Query read timeout|database system is (starting up|shutting down)/i.test(text);
+  return /Connection terminated|connection timeout|Connection is closed|MaxRetriesPerRequestError|Query read timeout|database system is (starting up|shutting down)/i.test(
+    text,
+  );
 }
 
 export function onError(logger: Logger): ErrorHandler<ApiEnv> {
@@ -126,9 +144,17 @@ export function onError(logger: Logger): ErrorHandler<ApiEnv> {
     const known = toApiError(error);
     if (known) return renderError(c, known);
     if (isUnavailable(error)) {
-      logger.warn({ event: 'http.unavailable', request_id: c.get('requestId'), path: clip(c.req.path), err: error.message });
+      logger.warn({
+        event: 'http.unavailable',
+        request_id: c.get('requestId'),
+        path: clip(c.req.path),
+        err: error.message,
+      });
       return c.json(
-        errorBody('unavailable', 'the database or the queue is unreachable; retry shortly (a trigger with the same Idempotency-Key cannot run twice)'),
+        errorBody(
+          'unavailable',
+          'the database or the queue is unreachable; retry shortly (a trigger with the same Idempotency-Key cannot run twice)',
+        ),
         503,
         { 'Retry-After': '1' },
       );
@@ -141,6 +167,9 @@ export function onError(logger: Logger): ErrorHandler<ApiEnv> {
       path: clip(c.req.path),
       err: { name: error.name, message: error.message, stack: error.stack },
     });
-    return c.json(errorBody('internal', `internal error (request id ${c.get('requestId')}); details are in the server log`), 500);
+    return c.json(
+      errorBody('internal', `internal error (request id ${c.get('requestId')}); details are in the server log`),
+      500,
+    );
   };
 }

@@ -59,7 +59,11 @@ export function hostGuard(options: { keyed: boolean; allowedHosts: readonly stri
     if (header !== undefined && !allowed(hostnameOf(header))) throw refuseHost(header);
     if (!SAFE_METHODS.has(c.req.method)) {
       if (c.req.header('sec-fetch-site') === 'cross-site') {
-        throw new ApiError(403, 'cross_site_request', 'a request from another site cannot change anything here (Sec-Fetch-Site: cross-site)');
+        throw new ApiError(
+          403,
+          'cross_site_request',
+          'a request from another site cannot change anything here (Sec-Fetch-Site: cross-site)',
+        );
       }
       const origin = c.req.header('origin');
       if (origin !== undefined) {
@@ -70,7 +74,11 @@ export function hostGuard(options: { keyed: boolean; allowedHosts: readonly stri
           originHost = null;
         }
         if (!allowed(originHost)) {
-          throw new ApiError(403, 'cross_site_request', `a request from another site cannot change anything here (Origin ${JSON.stringify(clip(origin))})`);
+          throw new ApiError(
+            403,
+            'cross_site_request',
+            `a request from another site cannot change anything here (Origin ${JSON.stringify(clip(origin))})`,
+          );
         }
       }
     }

@@ -32,15 +32,23 @@ export function parseApiKeys(list: string): { keys: ApiKey[]; problems: string[]
     const entry = raw.replace(/^[ \t]+|[ \t]+$/g, '');
     if (entry === '') return;
     const named = NAMED_ENTRY.exec(entry);
-    const [name, role, key] = named ? [named[1]!, named[2] as Role, named[3]!] : [`key${i + 1}`, 'admin' as const, entry];
+    const [name, role, key] = named
+      ? [named[1]!, named[2] as Role, named[3]!]
+      : [`key${i + 1}`, 'admin' as const, entry];
     if (!NAME.test(name)) {
-      problems.push(`API_KEYS: entry ${i + 1} has a name that is not 1-64 letters, digits, or . _ - (format name:role:key)`);
+      problems.push(
+        `API_KEYS: entry ${i + 1} has a name that is not 1-64 letters, digits, or . _ - (format name:role:key)`,
+      );
     } else if (key === '') {
       problems.push(`API_KEYS: entry ${i + 1} (${name}) has an empty key`);
     } else if (!/^[\x21-\x7e]+$/.test(key)) {
-      problems.push(`API_KEYS: key ${i + 1} holds whitespace or a character outside printable ASCII; a bearer token cannot carry it`);
+      problems.push(
+        `API_KEYS: key ${i + 1} holds whitespace or a character outside printable ASCII; a bearer token cannot carry it`,
+      );
     } else if (keys.some((k) => k.name === name)) {
-      problems.push(`API_KEYS: entry ${i + 1} repeats the name ${name}; every key needs its own name (the audit trail tells them apart by it)`);
+      problems.push(
+        `API_KEYS: entry ${i + 1} repeats the name ${name}; every key needs its own name (the audit trail tells them apart by it)`,
+      );
     } else if (keys.some((k) => k.key === key)) {
       problems.push(`API_KEYS: entry ${i + 1} (${name}) repeats the key of ${keys.find((k) => k.key === key)!.name}`);
     } else {

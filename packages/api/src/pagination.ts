@@ -87,5 +87,6 @@ export async function keysetPageJson<R extends { id: string }, T>(
 
 /** The 200 response of a serialized page, typed as c.json(page, 200) would be (the body is the same JSON). */
 export function pageResponse<T>(c: Context, page: PageJson<T>): Response & TypedResponse<Page<T>, 200, 'json'> {
-  return c.body(page.bytes, 200, { 'Content-Type': 'application/json' }) as unknown as Response & TypedResponse<Page<T>, 200, 'json'>;
+  return c.body(page.bytes, 200, { 'Content-Type': 'application/json' }) as unknown as Response &
+    TypedResponse<Page<T>, 200, 'json'>;
 }

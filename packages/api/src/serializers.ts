@@ -2,7 +2,23 @@
  * @module serializers — domain objects (camelCase, ms, Date) to the wire (snake_case, seconds, ISO strings), and the
  * create body to the core's JobSpec.
  */
-import { DEFAULT_BACKOFF, NO_LIMITS, createAddressPolicy, isoString, maskChange, maskTarget, targetWords, type AddressPolicy, type Execution, type ExecutionSummaryIso, type Job, type JobChange, type JobSpec, type QueueDepth, type WorkerInfo } from '@jobs/core';
+import {
+  DEFAULT_BACKOFF,
+  NO_LIMITS,
+  createAddressPolicy,
+  isoString,
+  maskChange,
+  maskTarget,
+  targetWords,
+  type AddressPolicy,
+  type Execution,
+  type ExecutionSummaryIso,
+  type Job,
+  type JobChange,
+  type JobSpec,
+  type QueueDepth,
+  type WorkerInfo,
+} from '@jobs/core';
 import type { ExecutionStats } from '@jobs/store';
 import { validationFailed } from './errors';
 import { limitsJson, toLimits } from './schemas/limits';
@@ -68,8 +84,18 @@ export function executionJson(e: Execution): ExecutionJson {
     leaseExpiresAt: iso(e.leaseExpiresAt),
   };
   // Keys in the schema's order: payload after priority, output before error.
-  const { worker_id, scheduled_for, queued_at, started_at, finished_at, lease_expires_at, duration_ms, exit_code, error, ...head } =
-    executionSummaryJson({ ...rest, ...instants });
+  const {
+    worker_id,
+    scheduled_for,
+    queued_at,
+    started_at,
+    finished_at,
+    lease_expires_at,
+    duration_ms,
+    exit_code,
+    error,
+    ...head
+  } = executionSummaryJson({ ...rest, ...instants });
   return {
     ...head,
     payload: payload ?? null,
@@ -147,7 +173,11 @@ export function statsJson(stats: ExecutionStats, depth: QueueDepth, now: Date) {
  * The validated create body as the core's JobSpec. The lane defaults by timeout; asking for the short lane with a
  * timeout above its limit is a 400 naming the limit (a Lambda could not finish such a job).
  */
-export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number, targetPolicy: AddressPolicy = DEFAULT_POLICY): JobSpec {
+export function toJobSpec(
+  body: JobCreateBody,
+  shortLaneMaxTimeoutMs: number,
+  targetPolicy: AddressPolicy = DEFAULT_POLICY,
+): JobSpec {
   const timeoutMs = body.timeout_seconds * 1000;
   // A literal address the guard would refuse is refused now; a name is checked on what it resolves to, per attempt.
   const refused = body.http ? targetPolicy.refuseLiteralHost(new URL(body.http.url)) : null;
@@ -169,7 +199,14 @@ export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number, ta
     runAt: body.run_at ? new Date(body.run_at) : null,
     command: body.command ?? null,
     handler: body.handler ?? null,
-    http: body.http ? { url: body.http.url, method: body.http.method, headers: body.http.headers, ...(body.http.body === undefined ? {} : { body: body.http.body }) } : null,
+    http: body.http
+      ? {
+          url: body.http.url,
+          method: body.http.method,
+          headers: body.http.headers,
+          ...(body.http.body === undefined ? {} : { body: body.http.body }),
+        }
+      : null,
     lambda: body.lambda ? { function: body.lambda.function, qualifier: body.lambda.qualifier ?? null } : null,
     payload: body.payload ?? null,
     status: body.status,
@@ -200,11 +237,24 @@ export function toJobSpec(body: JobCreateBody, shortLaneMaxTimeoutMs: number, ta
  * into, and what versions compare. Fields are in the create body's order.
  */
 export function specBody(spec: JobSpec): Omit<JobCreateBody, 'allow_past'> {
-  const job = definitionJson({ ...spec, http: spec.http ?? null, lambda: spec.lambda ?? null, id: '', status: spec.status ?? 'active',
-    limits: spec.limits ?? NO_LIMITS, managedBy: spec.managedBy ?? null, retentionDays: spec.retentionDays ?? null,
-    version: 0, nextRunAt: null, lastRunAt: null, createdAt: EPOCH, updatedAt: EPOCH });
+  const job = definitionJson({
+    ...spec,
+    http: spec.http ?? null,
+    lambda: spec.lambda ?? null,
+    id: '',
+    status: spec.status ?? 'active',
+    limits: spec.limits ?? NO_LIMITS,
+    managedBy: spec.managedBy ?? null,
+    retentionDays: spec.retentionDays ?? null,
+    version: 0,
+    nextRunAt: null,
+    lastRunAt: null,
+    createdAt: EPOCH,
+    updatedAt: EPOCH,
+  });
   const body: Record<string, unknown> = {};
-  for (const key of Object.keys(JobFields.shape)) if (key !== 'allow_past') body[key] = (job as Record<string, unknown>)[key] ?? null;
+  for (const key of Object.keys(JobFields.shape))
+    if (key !== 'allow_past') body[key] = (job as Record<string, unknown>)[key] ?? null;
   return body as Omit<JobCreateBody, 'allow_past'>;
 }
 
@@ -227,6 +277,8 @@ export function bodyChanges(before: Record<string, unknown>, after: Record<strin
 /** JSON with object keys sorted: jsonb gives a payload's keys back in its own order, which is no change. */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_, v) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
   );
 }

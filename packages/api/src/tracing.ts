@@ -27,7 +27,11 @@ export function requestSpans(tracing: Tracing): MiddlewareHandler<ApiEnv> {
       const route = routePath(c, -1);
       const status = c.res.status;
       if (route !== '*' && route !== '/*') span.updateName(`${c.req.method} ${route}`);
-      span.setAttributes({ 'http.route': route, 'http.response.status_code': status, 'http.request_id': c.get('requestId') ?? '' });
+      span.setAttributes({
+        'http.route': route,
+        'http.response.status_code': status,
+        'http.request_id': c.get('requestId') ?? '',
+      });
       span.end(failed ?? (status >= 500 ? `status ${status}` : null));
     }
   };

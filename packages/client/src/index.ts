@@ -39,6 +39,7 @@ export function createJobsClient(options: ClientOptions): JobsClient {
 export function errorMessage(error: unknown, response: Response): string {
   const body = error as Partial<ApiErrorBody> | undefined;
   const details = body?.error?.details?.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ');
-  if (body?.error?.message) return details && !body.error.message.includes(details) ? `${body.error.message} (${details})` : body.error.message;
+  if (body?.error?.message)
+    return details && !body.error.message.includes(details) ? `${body.error.message} (${details})` : body.error.message;
   return `HTTP ${response.status}`;
 }

@@ -60,7 +60,12 @@ export interface AuditEntry extends Actor {
 }
 
 /** The audit entry for `action` on `target` by the command's actor; undefined when no actor is known (internal use). */
-export function auditEntry(actor: Actor | undefined, action: AuditAction, target: string, changes: FieldChanges | null = null): AuditEntry | undefined {
+export function auditEntry(
+  actor: Actor | undefined,
+  action: AuditAction,
+  target: string,
+  changes: FieldChanges | null = null,
+): AuditEntry | undefined {
   return actor ? { ...actor, action, target, outcome: 'ok', changes } : undefined;
 }
 
@@ -79,7 +84,8 @@ export function maskSecrets(value: unknown, depth = 0): unknown {
   for (const [k, v] of Object.entries(value)) {
     if (SECRET_NAME.test(k) && v !== null && v !== undefined) out[k] = MASK;
     // Request headers follow the HTTP target's own rule (targets.ts), so `X-Service-Key` is masked here too.
-    else if (k === 'headers' && v !== null && typeof v === 'object' && !Array.isArray(v)) out[k] = maskHeaders(v as Record<string, string>);
+    else if (k === 'headers' && v !== null && typeof v === 'object' && !Array.isArray(v))
+      out[k] = maskHeaders(v as Record<string, string>);
     else out[k] = maskSecrets(v, depth + 1);
   }
   return out;

@@ -39,7 +39,11 @@ describe('address policy', () => {
 
   it('lets HTTP_TARGET_ALLOW open CIDRs, single addresses and host names', () => {
     const list = parseAllowList('10.0.0.0/8, 127.0.0.1 ::1  internal.example.com, Localhost.');
-    expect(list).toEqual({ cidrs: ['10.0.0.0/8', '127.0.0.1', '::1'], hosts: ['internal.example.com', 'localhost'], problems: [] });
+    expect(list).toEqual({
+      cidrs: ['10.0.0.0/8', '127.0.0.1', '::1'],
+      hosts: ['internal.example.com', 'localhost'],
+      problems: [],
+    });
     const policy = createAddressPolicy(list);
     expect(policy.refuseAddress('10.9.8.7')).toBeNull();
     expect(policy.refuseAddress('127.0.0.1')).toBeNull();

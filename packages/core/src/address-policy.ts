@@ -65,7 +65,9 @@ function toCidr(entry: string): Cidr | null {
   }
 }
 
-export function createAddressPolicy(allow: { cidrs?: readonly string[]; hosts?: readonly string[] } = {}): AddressPolicy {
+export function createAddressPolicy(
+  allow: { cidrs?: readonly string[]; hosts?: readonly string[] } = {},
+): AddressPolicy {
   const cidrs = (allow.cidrs ?? []).map((c) => toCidr(c)).filter((c): c is Cidr => c !== null);
   const hosts = new Set((allow.hosts ?? []).map((h) => h.toLowerCase()));
   const allowed = (address: ipaddr.IPv4 | ipaddr.IPv6) =>

@@ -9,9 +9,32 @@ import type { Clock, CreatedExecution, Logger, TransitionSink } from './ports';
 import type { EditQueue, EditStore } from './edit';
 import { firstRunAt } from './schedule';
 import { createdTransition, transition } from './transitions';
-import { isLimited, type Transition, type Execution, type ExecutionStatus, type FlowLimits, type Job, type Lane, type QueueItem } from './types';
+import {
+  isLimited,
+  type Transition,
+  type Execution,
+  type ExecutionStatus,
+  type FlowLimits,
+  type Job,
+  type Lane,
+  type QueueItem,
+} from './types';
 
-export type JobSpec = Omit<Job, 'id' | 'status' | 'limits' | 'retentionDays' | 'managedBy' | 'version' | 'nextRunAt' | 'lastRunAt' | 'createdAt' | 'updatedAt' | 'http' | 'lambda'> & {
+export type JobSpec = Omit<
+  Job,
+  | 'id'
+  | 'status'
+  | 'limits'
+  | 'retentionDays'
+  | 'managedBy'
+  | 'version'
+  | 'nextRunAt'
+  | 'lastRunAt'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'http'
+  | 'lambda'
+> & {
   status?: Job['status'];
   /** Default: null (the deployment's HISTORY_RETENTION). */
   retentionDays?: number | null;
@@ -43,20 +66,38 @@ export interface CommandStore extends EditStore {
   jobInsert(spec: JobSpec & { nextRunAt: Date | null; actor?: string }, audit?: AuditEntry): Promise<Job>;
   jobGet(id: string): Promise<Job | null>;
   /** Sets status and next_run_at; cancels waiting scheduled runs when pausing. Null if the job does not exist. */
-  jobSetStatus(input: { id: string; status: Job['status']; nextRunAt: Date | null }, audit?: AuditEntry): Promise<{ job: Job; cancelled: ChangedExecution[] } | null>;
+  jobSetStatus(
+    input: { id: string; status: Job['status']; nextRunAt: Date | null },
+    audit?: AuditEntry,
+  ): Promise<{ job: Job; cancelled: ChangedExecution[] } | null>;
   /** Soft-deletes the job and cancels its live executions. Null if it does not exist. */
   jobDelete(id: string, audit?: AuditEntry): Promise<{ cancelled: ChangedExecution[] } | null>;
   /** Inserts a manual run; with an idempotency key, returns the earlier execution for a repeated key. */
   /** `record` is the whole row as inserted (or found), so callers need not read it again. */
   /** `samePayload`: for a repeated key, whether the earlier call sent the same payload. */
-  executionTrigger(input: { jobId: string; payload: unknown; idempotencyKey: string | null; traceparent?: string | null; audit?: AuditEntry }): Promise<{ execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null>;
-  executionCancel(id: string, audit?: AuditEntry): Promise<{ changed: ChangedExecution | null; status: ExecutionStatus } | null>;
+  executionTrigger(input: {
+    jobId: string;
+    payload: unknown;
+    idempotencyKey: string | null;
+    traceparent?: string | null;
+    audit?: AuditEntry;
+  }): Promise<{ execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null>;
+  executionCancel(
+    id: string,
+    audit?: AuditEntry,
+  ): Promise<{ changed: ChangedExecution | null; status: ExecutionStatus } | null>;
   /** Replays once (unless `force`); `replayedBy` is the replay the row already had before this call. */
-  executionReplay(id: string, options?: { force?: boolean; audit?: AuditEntry }): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus; replayedBy: string | null } | null>;
+  executionReplay(
+    id: string,
+    options?: { force?: boolean; audit?: AuditEntry },
+  ): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus; replayedBy: string | null } | null>;
   /** Sets the flow key of the job's waiting attempts from its current limits; returns those that changed. */
   executionsRetag(jobId: string): Promise<QueueItem[]>;
   /** Pauses or resumes a lane (a new version of its state); idempotent. */
-  laneSetPaused(input: { lane: Lane; paused: boolean }, audit?: AuditEntry): Promise<LaneState & { pausedAt: Date | null }>;
+  laneSetPaused(
+    input: { lane: Lane; paused: boolean },
+    audit?: AuditEntry,
+  ): Promise<LaneState & { pausedAt: Date | null }>;
 }
 
 export interface CommandQueue extends EditQueue {
@@ -107,10 +148,19 @@ export async function createJob(
 }
 
 /** The checks of a definition that need more than its own fields: the deployment's settings and the clock. */
-export function checkSpec(deps: CommandDeps, spec: JobSpec, options: { now: Date; allowPast: boolean; runAtChanged: boolean }): void {
+export function checkSpec(
+  deps: CommandDeps,
+  spec: JobSpec,
+  options: { now: Date; allowPast: boolean; runAtChanged: boolean },
+): void {
   if (spec.command !== null && deps.commandJobs === false) throw new InvalidInputError(COMMAND_JOBS_OFF, 'command');
   const { now } = options;
-  if (spec.runAt && options.runAtChanged && !options.allowPast && spec.runAt.getTime() < now.getTime() - RUN_AT_PAST_TOLERANCE_MS) {
+  if (
+    spec.runAt &&
+    options.runAtChanged &&
+    !options.allowPast &&
+    spec.runAt.getTime() < now.getTime() - RUN_AT_PAST_TOLERANCE_MS
+  ) {
     throw new InvalidInputError(
       `is in the past (${spec.runAt.toISOString()}, now ${now.toISOString()}); send "allow_past": true to run it once right away`,
       'run_at',
@@ -161,8 +211,15 @@ export async function limitsChanged(deps: CommandDeps, before: Job, after: Job):
  * Pauses or resumes a lane: a paused lane starts nothing new (triggers are accepted and queue up, running attempts
  * finish). PostgreSQL records it first; should the copy to Redis fail, the reconciler repeats it.
  */
-export async function setLanePaused(deps: CommandDeps, lane: Lane, paused: boolean): Promise<LaneState & { pausedAt: Date | null }> {
-  const state = await deps.store.laneSetPaused({ lane, paused }, auditEntry(deps.actor, paused ? 'lane.pause' : 'lane.resume', `lane:${lane}`));
+export async function setLanePaused(
+  deps: CommandDeps,
+  lane: Lane,
+  paused: boolean,
+): Promise<LaneState & { pausedAt: Date | null }> {
+  const state = await deps.store.laneSetPaused(
+    { lane, paused },
+    auditEntry(deps.actor, paused ? 'lane.pause' : 'lane.resume', `lane:${lane}`),
+  );
   try {
     await deps.queue.flowRestore({ full: false, lanes: [state], jobs: [], running: [], starts: [] });
   } catch (error) {
@@ -193,7 +250,10 @@ export async function triggerJob(
 }
 
 /** Cancels a queued, retrying or running attempt; a running command is killed by its worker. */
-export async function cancelExecution(deps: CommandDeps, id: string): Promise<{ cancelled: boolean; status: ExecutionStatus }> {
+export async function cancelExecution(
+  deps: CommandDeps,
+  id: string,
+): Promise<{ cancelled: boolean; status: ExecutionStatus }> {
   const result = await deps.store.executionCancel(id, auditEntry(deps.actor, 'execution.cancel', `execution:${id}`));
   if (!result) throw new NotFoundError('execution', id);
   if (result.changed) await announceCancelled(deps, [result.changed], 'cancelled by request');
@@ -209,7 +269,10 @@ export async function replayExecution(
   id: string,
   options: { force?: boolean } = {},
 ): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus; replayedBy: string | null }> {
-  const result = await deps.store.executionReplay(id, { ...options, audit: auditEntry(deps.actor, 'execution.replay', `execution:${id}`) });
+  const result = await deps.store.executionReplay(id, {
+    ...options,
+    audit: auditEntry(deps.actor, 'execution.replay', `execution:${id}`),
+  });
   if (!result) throw new NotFoundError('execution', id);
   if (result.execution) {
     deps.sink.emit([withActor(createdTransition(result.execution, deps.clock.now()), deps.actor)]);
@@ -222,7 +285,10 @@ export async function replayExecution(
 }
 
 export async function pauseJob(deps: CommandDeps, id: string): Promise<Job> {
-  const result = await deps.store.jobSetStatus({ id, status: 'paused', nextRunAt: null }, auditEntry(deps.actor, 'job.pause', `job:${id}`));
+  const result = await deps.store.jobSetStatus(
+    { id, status: 'paused', nextRunAt: null },
+    auditEntry(deps.actor, 'job.pause', `job:${id}`),
+  );
   if (!result) throw new NotFoundError('job', id);
   await announceCancelled(deps, result.cancelled, 'job paused');
   return result.job;
@@ -234,13 +300,19 @@ export async function resumeJob(deps: CommandDeps, id: string): Promise<Job> {
   if (!job) throw new NotFoundError('job', id);
   const now = deps.clock.now();
   const nextRunAt = job.runAt ? (job.lastRunAt ? null : job.runAt) : firstRunAt(job, now);
-  const result = await deps.store.jobSetStatus({ id, status: 'active', nextRunAt }, auditEntry(deps.actor, 'job.resume', `job:${id}`));
+  const result = await deps.store.jobSetStatus(
+    { id, status: 'active', nextRunAt },
+    auditEntry(deps.actor, 'job.resume', `job:${id}`),
+  );
   if (!result) throw new NotFoundError('job', id);
   return result.job;
 }
 
 export async function deleteJob(deps: CommandDeps, id: string): Promise<void> {
-  const result = await deps.store.jobDelete(id, auditEntry(deps.actor, 'job.delete', `job:${id}`, { deleted: { old: false, new: true } }));
+  const result = await deps.store.jobDelete(
+    id,
+    auditEntry(deps.actor, 'job.delete', `job:${id}`, { deleted: { old: false, new: true } }),
+  );
   if (!result) throw new NotFoundError('job', id);
   await announceCancelled(deps, result.cancelled, 'job deleted');
 }
@@ -250,7 +322,19 @@ export async function announceCancelled(deps: CommandDeps, changed: ChangedExecu
   const at = deps.clock.now();
   deps.sink.emit(
     changed.map((c) =>
-      withActor(transition({ jobId: c.jobId, executionId: c.id, attempt: c.attempt, from: c.from, to: c.to, workerId: c.workerId, at, error: reason }), deps.actor),
+      withActor(
+        transition({
+          jobId: c.jobId,
+          executionId: c.id,
+          attempt: c.attempt,
+          from: c.from,
+          to: c.to,
+          workerId: c.workerId,
+          at,
+          error: reason,
+        }),
+        deps.actor,
+      ),
     ),
   );
   try {
@@ -271,8 +355,39 @@ export async function pushOrLog(deps: CommandDeps, items: QueueItem[]): Promise<
 
 /** A job's definition as the audit trail records it at create (the store masks secret-looking payload fields). */
 export function auditedSpec(spec: JobSpec): Record<string, unknown> {
-  const { name, cronExpr, timezone, runAt, command, handler, payload, status, lane, priority, maxRetries, timeoutMs, overlap, misfire } = spec;
-  return { name, cronExpr, timezone, runAt: runAt?.toISOString() ?? null, command, handler, payload, status: status ?? 'active', lane, priority, maxRetries, timeoutMs, overlap, misfire, limits: spec.limits ?? null };
+  const {
+    name,
+    cronExpr,
+    timezone,
+    runAt,
+    command,
+    handler,
+    payload,
+    status,
+    lane,
+    priority,
+    maxRetries,
+    timeoutMs,
+    overlap,
+    misfire,
+  } = spec;
+  return {
+    name,
+    cronExpr,
+    timezone,
+    runAt: runAt?.toISOString() ?? null,
+    command,
+    handler,
+    payload,
+    status: status ?? 'active',
+    lane,
+    priority,
+    maxRetries,
+    timeoutMs,
+    overlap,
+    misfire,
+    limits: spec.limits ?? null,
+  };
 }
 
 /** Log fields naming the key behind a command. */

@@ -12,7 +12,16 @@
  *   PostgreSQL under the same lock, and in the queue (taken out of where they wait, pushed again where they belong).
  */
 import { auditEntry, fieldChanges, type AuditEntry, type FieldChanges } from './access';
-import { announceCancelled, auditedSpec, checkSpec, pushOrLog, syncLimits, type ChangedExecution, type CommandDeps, type JobSpec } from './commands';
+import {
+  announceCancelled,
+  auditedSpec,
+  checkSpec,
+  pushOrLog,
+  syncLimits,
+  type ChangedExecution,
+  type CommandDeps,
+  type JobSpec,
+} from './commands';
 import { ConflictError, InvalidInputError, NotFoundError } from './errors';
 import { nextFireTime } from './cron';
 import { jobSchedule, firstRunAt } from './schedule';
@@ -59,14 +68,23 @@ export interface MovedExecution {
 export interface EditStore {
   jobGetByName(name: string): Promise<Job | null>;
   /** Applies an update under the job's row lock. 'stale': the job is no longer at `expectedVersion`; null: gone. */
-  jobUpdate(input: JobUpdate): Promise<{ job: Job; cancelled: ChangedExecution[]; moved: MovedExecution[] } | 'stale' | null>;
+  jobUpdate(
+    input: JobUpdate,
+  ): Promise<{ job: Job; cancelled: ChangedExecution[]; moved: MovedExecution[] } | 'stale' | null>;
   /** Inserts the job unless a live job has its name (then null). */
   jobInsertIfAbsent(spec: JobSpec & { nextRunAt: Date | null; actor: string }, audit?: AuditEntry): Promise<Job | null>;
   jobVersions(jobId: string): Promise<JobVersion[] | null>;
   /** Creates a backfill execution per fire time that has no execution yet, under the job's row lock. */
-  executionsBackfill(input: { jobId: string; fireTimes: Date[]; audit?: AuditEntry }): Promise<CreatedExecution[] | null>;
+  executionsBackfill(input: {
+    jobId: string;
+    fireTimes: Date[];
+    audit?: AuditEntry;
+  }): Promise<CreatedExecution[] | null>;
   /** The executions that already hold some of these fire times (what a backfill skips), oldest first. */
-  executionsAtFireTimes(input: { jobId: string; fireTimes: Date[] }): Promise<{ fireTime: Date; executionId: string }[]>;
+  executionsAtFireTimes(input: {
+    jobId: string;
+    fireTimes: Date[];
+  }): Promise<{ fireTime: Date; executionId: string }[]>;
 }
 
 export interface EditQueue {
@@ -84,9 +102,25 @@ export interface EditPlan {
 }
 
 /** Fields whose change re-plans the schedule (API names). */
-export const SCHEDULE_FIELDS = ['cron_expr', 'timezone', 'run_at', 'misfire', 'catch_up_max', 'misfire_deadline_seconds', 'status'];
+export const SCHEDULE_FIELDS = [
+  'cron_expr',
+  'timezone',
+  'run_at',
+  'misfire',
+  'catch_up_max',
+  'misfire_deadline_seconds',
+  'status',
+];
 /** Fields whose change moves the attempts that wait. */
-export const WAITING_FIELDS = ['lane', 'priority', 'payload', 'max_concurrency', 'concurrency_key', 'max_concurrency_per_key', 'rate_limit'];
+export const WAITING_FIELDS = [
+  'lane',
+  'priority',
+  'payload',
+  'max_concurrency',
+  'concurrency_key',
+  'max_concurrency_per_key',
+  'rate_limit',
+];
 
 const EDIT_ATTEMPTS = 5;
 
@@ -131,10 +165,17 @@ export async function upsertJobByName(
     const result = await applyPlan(deps, current, input.actor, input.plan(current));
     if (result !== 'stale') return { ...result, created: false };
   }
-  throw new ConflictError(`job ${JSON.stringify(input.name)} kept changing while this request was applied; send it again`);
+  throw new ConflictError(
+    `job ${JSON.stringify(input.name)} kept changing while this request was applied; send it again`,
+  );
 }
 
-async function applyPlan(deps: EditDeps, current: Job, actor: string, plan: EditPlan): Promise<{ job: Job; changed: boolean } | 'stale'> {
+async function applyPlan(
+  deps: EditDeps,
+  current: Job,
+  actor: string,
+  plan: EditPlan,
+): Promise<{ job: Job; changed: boolean } | 'stale'> {
   if (plan.changes.length === 0) return { job: current, changed: false };
   const now = deps.clock.now();
   const changed = new Set(plan.changes.map((c) => c.field));
@@ -163,10 +204,21 @@ async function applyPlan(deps: EditDeps, current: Job, actor: string, plan: Edit
       await deps.queue.move(result.moved);
     } catch (error) {
       // Redis then holds them under the old lane or key until the reconciler pushes what PostgreSQL has.
-      deps.logger.warn({ event: 'command.move_failed', job_id: current.id, count: result.moved.length, err: String(error) });
+      deps.logger.warn({
+        event: 'command.move_failed',
+        job_id: current.id,
+        count: result.moved.length,
+        err: String(error),
+      });
     }
   }
-  deps.logger.info({ event: 'job.updated', job_id: current.id, version: result.job.version, actor, fields: [...changed] });
+  deps.logger.info({
+    event: 'job.updated',
+    job_id: current.id,
+    version: result.job.version,
+    actor,
+    fields: [...changed],
+  });
   return { job: result.job, changed: true };
 }
 
@@ -180,12 +232,16 @@ export function backfillTimes(job: Pick<Job, 'cronExpr' | 'timezone' | 'runAt'>,
   if (to <= from) throw new InvalidInputError('must be after from', 'to');
   if (job.runAt) return job.runAt >= from && job.runAt < to ? [job.runAt] : [];
   const schedule = jobSchedule(job);
-  if (!schedule) throw new InvalidInputError('a manual-only job has no fire times to backfill: trigger it instead', 'body');
+  if (!schedule)
+    throw new InvalidInputError('a manual-only job has no fire times to backfill: trigger it instead', 'body');
   const times: Date[] = [];
   let t = nextFireTime(schedule, new Date(from.getTime() - 1));
   while (t && t < to) {
     if (times.length === MAX_BACKFILL) {
-      throw new InvalidInputError(`the range holds more than ${MAX_BACKFILL} fire times; backfill at most ${MAX_BACKFILL} per call (a shorter range)`, 'to');
+      throw new InvalidInputError(
+        `the range holds more than ${MAX_BACKFILL} fire times; backfill at most ${MAX_BACKFILL} per call (a shorter range)`,
+        'to',
+      );
     }
     times.push(t);
     t = nextFireTime(schedule, t);
@@ -206,7 +262,10 @@ export async function backfillJob(
   if (!job) throw new NotFoundError('job', input.jobId);
   const now = deps.clock.now();
   if (input.to.getTime() > now.getTime()) {
-    throw new InvalidInputError(`is in the future (now ${now.toISOString()}): backfill covers fire times that have passed`, 'to');
+    throw new InvalidInputError(
+      `is in the future (now ${now.toISOString()}): backfill covers fire times that have passed`,
+      'to',
+    );
   }
   const fireTimes = backfillTimes(job, input.from, input.to);
   const existing = await deps.store.executionsAtFireTimes({ jobId: job.id, fireTimes });
@@ -217,7 +276,11 @@ export async function backfillJob(
   const created = await deps.store.executionsBackfill({ jobId: job.id, fireTimes, audit });
   if (!created) throw new NotFoundError('job', input.jobId);
   if (created.length > 0) {
-    deps.sink.emit(created.map((c) => (deps.actor ? { ...createdTransition(c, now), by: deps.actor.keyName } : createdTransition(c, now))));
+    deps.sink.emit(
+      created.map((c) =>
+        deps.actor ? { ...createdTransition(c, now), by: deps.actor.keyName } : createdTransition(c, now),
+      ),
+    );
     await pushOrLog(deps, created);
   }
   return { fireTimes, existing, created };

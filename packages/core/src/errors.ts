@@ -3,7 +3,10 @@ import { clip } from './clip';
 
 export class NotFoundError extends Error {
   override readonly name = 'NotFoundError';
-  constructor(readonly resource: string, readonly id: string) {
+  constructor(
+    readonly resource: string,
+    readonly id: string,
+  ) {
     super(`${resource} ${clip(id)} not found`);
   }
 }
@@ -16,13 +19,18 @@ export class ConflictError extends Error {
 export class IdempotencyMismatchError extends Error {
   override readonly name = 'IdempotencyMismatchError';
   constructor(readonly executionId: string) {
-    super(`this Idempotency-Key was used for execution ${executionId} with another payload; use a new key for a different run`);
+    super(
+      `this Idempotency-Key was used for execution ${executionId} with another payload; use a new key for a different run`,
+    );
   }
 }
 
 export class InvalidInputError extends Error {
   override readonly name = 'InvalidInputError';
-  constructor(message: string, readonly field?: string) {
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
     super(message);
   }
 }

@@ -97,20 +97,33 @@ export async function restoreFlow(
   options: { changedWithinMs?: number } = {},
 ): Promise<{ restored: boolean }> {
   const needs = await deps.queue.flowNeeds();
-  const snapshot = await deps.store.flowSnapshot({ jobIds: needs.unknownJobs, full: needs.restore, changedWithinMs: options.changedWithinMs });
+  const snapshot = await deps.store.flowSnapshot({
+    jobIds: needs.unknownJobs,
+    full: needs.restore,
+    changedWithinMs: options.changedWithinMs,
+  });
   const { restored } = await deps.queue.flowRestore(snapshot);
   if (restored) {
     // An attempt that finished between the snapshot and the restore was acknowledged before its slot was written back.
     const finished = await deps.store.executionsFinal(snapshot.running.map((r) => r.id));
     if (finished.length > 0) await deps.queue.flowRelease(finished);
-    deps.logger.info({ event: 'flow.restored', running: snapshot.running.length, starts: snapshot.starts.length, released: finished.length });
+    deps.logger.info({
+      event: 'flow.restored',
+      running: snapshot.running.length,
+      starts: snapshot.starts.length,
+      released: finished.length,
+    });
   }
   return { restored };
 }
 
 /** A job's limits as the queue keeps them (its version from updated_at; PostgreSQL's copies are finer grained). */
 export function flowJobOf(job: Pick<Job, 'id' | 'limits' | 'updatedAt'>): FlowJob {
-  return { jobId: job.id, limits: isLimited(job.limits) ? job.limits : null, version: String(job.updatedAt.getTime() * 1000) };
+  return {
+    jobId: job.id,
+    limits: isLimited(job.limits) ? job.limits : null,
+    version: String(job.updatedAt.getTime() * 1000),
+  };
 }
 
 /** The queue item tag of an attempt created with flow key `flowKey` (undefined: unlimited). */
@@ -124,10 +137,15 @@ export function flowTag(jobId: string, flowKey: string | null | undefined): Flow
  */
 export function parseJsonPointer(pointer: string): { ok: true; path: string[] } | { ok: false; error: string } {
   if (pointer === '') return { ok: true, path: [] };
-  if (!pointer.startsWith('/')) return { ok: false, error: 'a JSON Pointer is empty or starts with "/" (e.g. "/tenant")' };
+  if (!pointer.startsWith('/'))
+    return { ok: false, error: 'a JSON Pointer is empty or starts with "/" (e.g. "/tenant")' };
   const path: string[] = [];
   for (const token of pointer.slice(1).split('/')) {
-    if (/~(?![01])/.test(token)) return { ok: false, error: `"~" must be followed by 0 or 1 in ${JSON.stringify(pointer)} (~0 is "~", ~1 is "/")` };
+    if (/~(?![01])/.test(token))
+      return {
+        ok: false,
+        error: `"~" must be followed by 0 or 1 in ${JSON.stringify(pointer)} (~0 is "~", ~1 is "/")`,
+      };
     path.push(token.replace(/~1/g, '/').replace(/~0/g, '~'));
   }
   return { ok: true, path };

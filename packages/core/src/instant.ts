@@ -58,7 +58,14 @@ function digits(s: string, at: number, count: number): number {
  * 9999, another DateStyle) goes to `fallback`.
  */
 export function parseTimestamptz(s: string, fallback: (text: string) => Date): Date {
-  if (s.length < 22 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 32 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) {
+  if (
+    s.length < 22 ||
+    s.charCodeAt(4) !== 45 ||
+    s.charCodeAt(7) !== 45 ||
+    s.charCodeAt(10) !== 32 ||
+    s.charCodeAt(13) !== 58 ||
+    s.charCodeAt(16) !== 58
+  ) {
     return fallback(s);
   }
   const year = digits(s, 0, 4);
@@ -109,7 +116,15 @@ export function parseTimestamptz(s: string, fallback: (text: string) => Date): D
  */
 export function isoFromUtcText(s: string, fallback: (text: string) => string): string {
   const n = s.length;
-  if (n < 19 || n > 26 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 32 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) {
+  if (
+    n < 19 ||
+    n > 26 ||
+    s.charCodeAt(4) !== 45 ||
+    s.charCodeAt(7) !== 45 ||
+    s.charCodeAt(10) !== 32 ||
+    s.charCodeAt(13) !== 58 ||
+    s.charCodeAt(16) !== 58
+  ) {
     return fallback(s);
   }
   const day = s.slice(0, 10);

@@ -28,7 +28,12 @@ export interface LiveOutputOptions {
 }
 
 /** The same for every store: a follower sees the same stream whichever queue the workers use. */
-export const LIVE_OUTPUT_DEFAULTS = { flushMs: 250, ttlMs: 3_600_000, maxEntries: 512, maxFlushBytes: 16 * 1024 } as const;
+export const LIVE_OUTPUT_DEFAULTS = {
+  flushMs: 250,
+  ttlMs: 3_600_000,
+  maxEntries: 512,
+  maxFlushBytes: 16 * 1024,
+} as const;
 
 /** One interval's new text of one attempt. */
 export interface LiveOutputWrite {
@@ -58,7 +63,10 @@ interface Pending {
  *   live.append('42', Buffer.from('hello\n'));
  *   await live.close();
  */
-export function createLiveOutputBuffer(write: (writes: LiveOutputWrite[]) => Promise<void>, options: LiveOutputBufferOptions): LiveOutputBuffer {
+export function createLiveOutputBuffer(
+  write: (writes: LiveOutputWrite[]) => Promise<void>,
+  options: LiveOutputBufferOptions,
+): LiveOutputBuffer {
   const { flushMs, maxFlushBytes } = options;
   const pending = new Map<string, Pending>();
   let timer: NodeJS.Timeout | null = null;
@@ -100,7 +108,8 @@ export function createLiveOutputBuffer(write: (writes: LiveOutputWrite[]) => Pro
         const joined = Buffer.concat(p.chunks);
         // A character cut by the interval waits for its last bytes (unless the attempt ended).
         const cut = p.ended ? joined.length : completeUtf8End(joined);
-        const text = (p.dropped > 0 ? `[… ${p.dropped} bytes not streamed …]\n` : '') + joined.subarray(0, cut).toString('utf8');
+        const text =
+          (p.dropped > 0 ? `[… ${p.dropped} bytes not streamed …]\n` : '') + joined.subarray(0, cut).toString('utf8');
         p.chunks = cut < joined.length ? [joined.subarray(cut)] : [];
         p.bytes = joined.length - cut;
         p.dropped = 0;

@@ -22,9 +22,11 @@ export function toOutcome(
     status: result.ok ? 'succeeded' : retry ? 'failed' : 'dead',
     exitCode: result.exitCode,
     output: result.output,
-    error: result.ok ? null : result.error ?? 'failed',
+    error: result.ok ? null : (result.error ?? 'failed'),
     durationMs: context.durationMs,
-    retryDelayMs: retry ? delayBeforeRetry(execution.backoff, execution.attempt, result.retryAfterMs ?? null, context.random) : null,
+    retryDelayMs: retry
+      ? delayBeforeRetry(execution.backoff, execution.attempt, result.retryAfterMs ?? null, context.random)
+      : null,
     workerId: context.workerId,
     jobVersion: execution.jobVersion,
   };
@@ -35,7 +37,12 @@ export function toOutcome(
  * park a job for longer than its own policy allows).
  * @example delayBeforeRetry({ baseMs: 0, factor: 2, maxMs: 60000, jitter: 'none' }, 1, 3000) // 3000
  */
-export function delayBeforeRetry(backoff: Backoff, attempt: number, retryAfterMs: number | null, random: () => number = Math.random): number {
+export function delayBeforeRetry(
+  backoff: Backoff,
+  attempt: number,
+  retryAfterMs: number | null,
+  random: () => number = Math.random,
+): number {
   const delay = retryDelayMs(backoff, attempt, random);
   if (retryAfterMs === null || !(retryAfterMs > delay)) return delay;
   return Math.max(delay, Math.min(Math.ceil(retryAfterMs), backoff.maxMs));

@@ -79,11 +79,7 @@ export interface TickStore {
    * In one transaction: claim active jobs with next_run_at <= horizon (FOR UPDATE SKIP LOCKED, at most `limit`),
    * insert the planned fire times (unique per job and fire time), advance next_run_at, commit.
    */
-  jobsMaterialiseDue(input: {
-    horizon: Date;
-    limit: number;
-    plan: (job: Job) => FirePlan;
-  }): Promise<MaterialiseResult>;
+  jobsMaterialiseDue(input: { horizon: Date; limit: number; plan: (job: Job) => FirePlan }): Promise<MaterialiseResult>;
 }
 
 // ---------------------------------------------------------------- worker
@@ -168,7 +164,15 @@ export interface FinishResult {
 export interface StartResult {
   started: StartedExecution[];
   /** Started executions that were immediately recorded as skipped (overlap policy `forbid`). */
-  skipped: { id: string; token: string; jobId: string; attempt: number; lane: Lane; trigger: Trigger; reason: string }[];
+  skipped: {
+    id: string;
+    token: string;
+    jobId: string;
+    attempt: number;
+    lane: Lane;
+    trigger: Trigger;
+    reason: string;
+  }[];
   /** Ids that were not startable (cancelled, already taken, unknown): the claim must just be dropped. */
   notStarted: string[];
   /** Running executions that must be cancelled because a new one replaced them (overlap `replace`). */
@@ -188,7 +192,12 @@ export interface WorkerStore extends FlowStore {
    * only while its attempt is running under the same token, or is still waiting with no start record at all (an
    * attempt that finished before its start record was flushed: its start and outcome are written together).
    */
-  executionsRecord(input: { workerId: string; leaseMs: number; starts: StartRecord[]; outcomes: Outcome[] }): Promise<RecordResult>;
+  executionsRecord(input: {
+    workerId: string;
+    leaseMs: number;
+    starts: StartRecord[];
+    outcomes: Outcome[];
+  }): Promise<RecordResult>;
   /** Extends the leases still held; returns the ids that are still running under these tokens. */
   executionsHeartbeat(input: { workerId: string; leaseMs: number; claims: Claim[] }): Promise<Set<string>>;
   /**
@@ -208,7 +217,11 @@ export interface WorkerQueue extends FlowQueue {
    * the next delayed id comes due or a rate window opens. `state`: `paused` (the lane starts nothing) or `restore`
    * (the queue lost its flow state: run restoreFlow, then claim again).
    */
-  claim(input: { lane: Lane; count: number; leaseMs: number }): Promise<{ claims: Claim[]; nextDueAt: Date | null; state: ClaimState }>;
+  claim(input: {
+    lane: Lane;
+    count: number;
+    leaseMs: number;
+  }): Promise<{ claims: Claim[]; nextDueAt: Date | null; state: ClaimState }>;
   /**
    * Blocks until work may be ready in one of the lanes, or the timeout passes. Returns the lane whose push woke it
    * (only that lane need be claimed), or null after a timeout (claim every lane: delayed work may have come due).
@@ -350,5 +363,8 @@ export interface TraceSpan {
  * @example const span = tracing.start('attempt', { parent: execution.traceparent, attributes: { 'job.id': '7' } })
  */
 export interface Tracing {
-  start(name: string, options?: { parent?: string | null; kind?: 'server' | 'client' | 'internal'; attributes?: SpanAttributes }): TraceSpan;
+  start(
+    name: string,
+    options?: { parent?: string | null; kind?: 'server' | 'client' | 'internal'; attributes?: SpanAttributes },
+  ): TraceSpan;
 }

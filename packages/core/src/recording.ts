@@ -9,7 +9,17 @@
  * whose worker dies before anything was written is redelivered by Redis (and counted, so a job that kills its
  * worker every time still ends dead).
  */
-import type { Claim, Clock, Logger, Outcome, RecordResult, StartedExecution, TransitionSink, WorkerQueue, WorkerStore } from './ports';
+import type {
+  Claim,
+  Clock,
+  Logger,
+  Outcome,
+  RecordResult,
+  StartedExecution,
+  TransitionSink,
+  WorkerQueue,
+  WorkerStore,
+} from './ports';
 import { createdTransition, outcomeTransition, startedTransition } from './transitions';
 import type { Lane, Transition } from './types';
 
@@ -134,7 +144,8 @@ export class Recorder {
     for (const map of [this.recorded, this.unrecorded, this.startsInFlight]) {
       for (const s of map.values()) claims.push(claimOf(s.execution));
     }
-    for (const map of [this.outcomes, this.outcomesInFlight]) for (const o of map.values()) claims.push(claimOf(o.outcome));
+    for (const map of [this.outcomes, this.outcomesInFlight])
+      for (const o of map.values()) claims.push(claimOf(o.outcome));
     return claims;
   }
 
@@ -189,10 +200,13 @@ export class Recorder {
         failures: this.failures,
         err: String(error),
       });
-      this.retryTimer ??= setTimeout(() => {
-        this.retryTimer = null;
-        this.schedule();
-      }, Math.min(5000, 100 * 2 ** Math.min(this.failures, 6)));
+      this.retryTimer ??= setTimeout(
+        () => {
+          this.retryTimer = null;
+          this.schedule();
+        },
+        Math.min(5000, 100 * 2 ** Math.min(this.failures, 6)),
+      );
     } finally {
       for (const o of outcomes) this.outcomesInFlight.delete(o.outcome.id);
       for (const s of starts) this.startsInFlight.delete(s.execution.id);
@@ -273,7 +287,12 @@ export class Recorder {
     // No longer held: drop them before the acknowledgement goes out, so a heartbeat built from here on cannot
     // restore (as "lost to a flush") the leases this settle removes.
     for (const o of outcomes) this.outcomesInFlight.delete(o.outcome.id);
-    await settle(this.deps, outcomes.map((o) => o.outcome), result, this.options.workerId);
+    await settle(
+      this.deps,
+      outcomes.map((o) => o.outcome),
+      result,
+      this.options.workerId,
+    );
   }
 }
 

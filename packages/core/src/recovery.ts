@@ -44,7 +44,20 @@ export async function reapOnce(
   const maxDeliveries = options.maxDeliveries ?? 3;
   const random = deps.random ?? Math.random;
   const result: ReapResult = { expired: 0, requeued: 0, undeliverable: 0 };
-  const fail = (e: { id: string; token: string; jobId: string; attempt: number; lane: Lane; priority: number; maxRetries: number; backoff: Backoff }, error: string, workerId: string | null): Outcome => {
+  const fail = (
+    e: {
+      id: string;
+      token: string;
+      jobId: string;
+      attempt: number;
+      lane: Lane;
+      priority: number;
+      maxRetries: number;
+      backoff: Backoff;
+    },
+    error: string,
+    workerId: string | null,
+  ): Outcome => {
     const retry = hasRetriesLeft(e.attempt, e.maxRetries);
     return {
       id: e.id,
@@ -75,7 +88,9 @@ export async function reapOnce(
     }
   }
   if (expired.length > 0) {
-    const outcomes = expired.map((e) => fail(e, `lease expired: worker ${e.workerId ?? 'unknown'} stopped heartbeating`, e.workerId));
+    const outcomes = expired.map((e) =>
+      fail(e, `lease expired: worker ${e.workerId ?? 'unknown'} stopped heartbeating`, e.workerId),
+    );
     result.expired = (await record(deps, outcomes)).length;
     deps.logger.info({ event: 'reaper.expired', count: result.expired });
   }
@@ -89,7 +104,12 @@ export async function reapOnce(
     const spent = waiting.filter((w) => (deliveries.get(w.id) ?? 0) >= maxDeliveries);
     if (again.length > 0) {
       const now = deps.clock.now().getTime();
-      await deps.queue.push(again.map((w) => ({ ...w, dueAt: redeliveryDue(w.dueAt, now, options.leaseMs, deliveries.get(w.id) ?? 1, random) })));
+      await deps.queue.push(
+        again.map((w) => ({
+          ...w,
+          dueAt: redeliveryDue(w.dueAt, now, options.leaseMs, deliveries.get(w.id) ?? 1, random),
+        })),
+      );
       result.requeued += again.length;
     }
     if (spent.length > 0) {
@@ -113,7 +133,13 @@ export async function reapOnce(
  * worker) then killed them in step, and a few of them kept all of a lane's workers down together while healthy work
  * waited. Spread out, they take the workers down one at a time (the fault suite's poison-jobs scenario under load).
  */
-export function redeliveryDue(dueAt: Date, now: number, leaseMs: number | undefined, deliveries: number, random: () => number): Date {
+export function redeliveryDue(
+  dueAt: Date,
+  now: number,
+  leaseMs: number | undefined,
+  deliveries: number,
+  random: () => number,
+): Date {
   if (!leaseMs || leaseMs <= 0) return dueAt;
   const wait = Math.min(REDELIVERY_WAIT_MAX_MS, Math.round(leaseMs * Math.max(1, deliveries) * random()));
   return new Date(Math.max(dueAt.getTime(), now + wait));
@@ -121,7 +147,10 @@ export function redeliveryDue(dueAt: Date, now: number, leaseMs: number | undefi
 
 const REDELIVERY_WAIT_MAX_MS = 5 * 60_000;
 
-async function leasesStillHeld(deps: RecoveryDeps, expired: { id: string; token: string; lane: Lane }[]): Promise<Set<string>> {
+async function leasesStillHeld(
+  deps: RecoveryDeps,
+  expired: { id: string; token: string; lane: Lane }[],
+): Promise<Set<string>> {
   const held = new Set<string>();
   try {
     for (const lane of new Set(expired.map((e) => e.lane))) {

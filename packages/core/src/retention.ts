@@ -33,10 +33,24 @@ export interface RetentionJob {
 }
 
 export interface RetentionStore {
-  executionsPrune(input: { afterId: string; scan: number; rules: RetentionRules; frontierMs: number; jobId?: string }): Promise<PruneBatch>;
-  jobsWithShortRetention(input: { shorterThanMs: number | null; afterJobId: string; limit: number }): Promise<RetentionJob[]>;
+  executionsPrune(input: {
+    afterId: string;
+    scan: number;
+    rules: RetentionRules;
+    frontierMs: number;
+    jobId?: string;
+  }): Promise<PruneBatch>;
+  jobsWithShortRetention(input: {
+    shorterThanMs: number | null;
+    afterJobId: string;
+    limit: number;
+  }): Promise<RetentionJob[]>;
   /** Deletes expired roll-up rows (the one function that does); returns what they counted, per status. */
-  executionMinutesPrune(input: { historyMs: number | null; deadMs: number | null; limit: number }): Promise<Record<string, { count: number; durationMs: number }>>;
+  executionMinutesPrune(input: {
+    historyMs: number | null;
+    deadMs: number | null;
+    limit: number;
+  }): Promise<Record<string, { count: number; durationMs: number }>>;
 }
 
 export type RetentionQueue = Pick<CommandQueue, 'forgetDead'>;
@@ -104,7 +118,11 @@ export async function pruneOnce(deps: RetentionDeps, options: PruneOptions): Pro
     cursor.afterJobId = '0';
     cursor.rescanAt = now() + (options.rescanMs ?? DEFAULT_RESCAN_MS);
     // Roll-up rows expire a minute at a time: once per rescan is often enough.
-    const pruned = await deps.store.executionMinutesPrune({ historyMs: rules.historyMs, deadMs: rules.deadMs, limit: 10_000 });
+    const pruned = await deps.store.executionMinutesPrune({
+      historyMs: rules.historyMs,
+      deadMs: rules.deadMs,
+      limit: 10_000,
+    });
     result.minutes = Object.values(pruned).reduce((n, p) => n + p.count, 0);
   }
 
@@ -136,7 +154,11 @@ export async function pruneOnce(deps: RetentionDeps, options: PruneOptions): Pro
 
   // Jobs whose own retention ends before the default sweep's frontier: their newer rows, job by job.
   while (now() < options.deadline) {
-    const jobs = await deps.store.jobsWithShortRetention({ shorterThanMs: frontier, afterJobId: cursor.afterJobId, limit: JOBS_PER_PASS });
+    const jobs = await deps.store.jobsWithShortRetention({
+      shorterThanMs: frontier,
+      afterJobId: cursor.afterJobId,
+      limit: JOBS_PER_PASS,
+    });
     for (const job of jobs) {
       let afterId = '0';
       while (now() < options.deadline) {

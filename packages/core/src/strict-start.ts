@@ -8,7 +8,13 @@ import { transition, waitingStatus } from './transitions';
 import type { Lane, Transition } from './types';
 
 export async function startStrictly(
-  deps: { store: Pick<WorkerStore, 'executionsStart'>; queue: Pick<WorkerQueue, 'withdraw'>; clock: Clock; sink: TransitionSink; logger: Logger },
+  deps: {
+    store: Pick<WorkerStore, 'executionsStart'>;
+    queue: Pick<WorkerQueue, 'withdraw'>;
+    clock: Clock;
+    sink: TransitionSink;
+    logger: Logger;
+  },
   input: { workerId: string; leaseMs: number; lane: Lane; executions: StartedExecution[] },
 ): Promise<{ started: { executions: StartedExecution[]; skippedCount: number }; drop: Claim[] }> {
   const { workerId, lane, executions } = input;
@@ -55,6 +61,7 @@ export async function startStrictly(
   }
   const startedIds = new Set(result.started.map((s) => s.id));
   const skippedIds = new Set(result.skipped.map((s) => s.id));
-  for (const e of executions) if (!startedIds.has(e.id) && !skippedIds.has(e.id)) drop.push({ id: e.id, token: e.token });
+  for (const e of executions)
+    if (!startedIds.has(e.id) && !skippedIds.has(e.id)) drop.push({ id: e.id, token: e.token });
   return { started: { executions: result.started, skippedCount: result.skipped.length }, drop };
 }

@@ -22,7 +22,17 @@ export interface LambdaTarget {
 }
 
 /** Headers the scheduler sets on every HTTP request (lower case): a target may not set them itself. */
-export const RESERVED_HEADERS: readonly string[] = ['jobs-job-id', 'jobs-execution-id', 'jobs-attempt', 'jobs-signature', 'idempotency-key', 'host', 'content-length', 'transfer-encoding', 'connection'];
+export const RESERVED_HEADERS: readonly string[] = [
+  'jobs-job-id',
+  'jobs-execution-id',
+  'jobs-attempt',
+  'jobs-signature',
+  'idempotency-key',
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+];
 
 /** The target fields of a job (exactly one is set). */
 export interface JobTarget {
@@ -48,7 +58,8 @@ export function targetKind(target: JobTarget): TargetKind | null {
  */
 export function targetWords(target: JobTarget): string {
   if (target.http) return `${target.http.method} ${target.http.url}`;
-  if (target.lambda) return `invoke ${target.lambda.function}${target.lambda.qualifier ? `:${target.lambda.qualifier}` : ''}`;
+  if (target.lambda)
+    return `invoke ${target.lambda.function}${target.lambda.qualifier ? `:${target.lambda.qualifier}` : ''}`;
   if (target.handler) return `handler ${target.handler}`;
   if (target.command) return `run ${target.command}`;
   return 'nothing';
@@ -61,7 +72,8 @@ export const MASKED = '********';
  * Header names whose values are credentials: authorization, cookies, anything ending in `-key` or `key`, anything with
  * `token`, `secret`, `password`, `signature`, `session` or `credential` in it.
  */
-const SECRET_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie)$|key$|token|secret|passw(or)?d|signature|session|credential|auth/i;
+const SECRET_HEADER =
+  /^(authorization|proxy-authorization|cookie|set-cookie)$|key$|token|secret|passw(or)?d|signature|session|credential|auth/i;
 
 export function isSecretHeader(name: string): boolean {
   return SECRET_HEADER.test(name);
@@ -87,7 +99,9 @@ export function maskTarget<T extends Partial<JobTarget>>(target: T): T {
 export function maskChange<C extends { field: string; old: unknown; new: unknown }>(change: C): C {
   if (change.field !== 'http') return change;
   const mask = (value: unknown) =>
-    value && typeof value === 'object' && 'headers' in value ? maskTarget({ http: value as JobTarget['http'] }).http : value;
+    value && typeof value === 'object' && 'headers' in value
+      ? maskTarget({ http: value as JobTarget['http'] }).http
+      : value;
   return { ...change, old: mask(change.old), new: mask(change.new) };
 }
 
@@ -95,10 +109,14 @@ export function maskChange<C extends { field: string; old: unknown; new: unknown
  * `spec` with every header value sent back masked (as responses and prefilled forms show it) replaced by the stored
  * value of that header in `current`: an edit that does not retype a secret keeps it.
  */
-export function keepMaskedHeaders<S extends { http?: JobTarget['http'] }>(spec: S, current: { http?: JobTarget['http'] }): S {
+export function keepMaskedHeaders<S extends { http?: JobTarget['http'] }>(
+  spec: S,
+  current: { http?: JobTarget['http'] },
+): S {
   if (!spec.http || !current.http) return spec;
   const stored = new Map(Object.entries(current.http.headers).map(([name, value]) => [name.toLowerCase(), value]));
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(spec.http.headers)) headers[name] = value === MASKED ? (stored.get(name.toLowerCase()) ?? value) : value;
+  for (const [name, value] of Object.entries(spec.http.headers))
+    headers[name] = value === MASKED ? (stored.get(name.toLowerCase()) ?? value) : value;
   return { ...spec, http: { ...spec.http, headers } };
 }

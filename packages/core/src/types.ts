@@ -65,7 +65,12 @@ export interface FlowLimits {
   rateLimit: RateLimit | null;
 }
 
-export const NO_LIMITS: FlowLimits = Object.freeze({ maxConcurrency: null, concurrencyKey: null, maxConcurrencyPerKey: null, rateLimit: null });
+export const NO_LIMITS: FlowLimits = Object.freeze({
+  maxConcurrency: null,
+  concurrencyKey: null,
+  maxConcurrencyPerKey: null,
+  rateLimit: null,
+});
 
 export function isLimited(limits: FlowLimits): boolean {
   return limits.maxConcurrency !== null || limits.maxConcurrencyPerKey !== null || limits.rateLimit !== null;

@@ -9,7 +9,17 @@
 import { LazyAbort } from './cancellation';
 import { flowTag, restoreFlow } from './flow';
 import { toOutcome } from './outcome';
-import type { Claim, Clock, Logger, Runner, RunResult, StartedExecution, TransitionSink, WorkerQueue, WorkerStore } from './ports';
+import type {
+  Claim,
+  Clock,
+  Logger,
+  Runner,
+  RunResult,
+  StartedExecution,
+  TransitionSink,
+  WorkerQueue,
+  WorkerStore,
+} from './ports';
 import { Recorder } from './recording';
 import { startStrictly } from './strict-start';
 import { createdTransition } from './transitions';
@@ -100,7 +110,16 @@ const RESTORE_MIN_INTERVAL_MS = 250;
 
 export class Worker {
   readonly id: string;
-  readonly counts: WorkerCounts = { claimed: 0, started: 0, succeeded: 0, failed: 0, dead: 0, rejected: 0, skipped: 0, released: 0 };
+  readonly counts: WorkerCounts = {
+    claimed: 0,
+    started: 0,
+    succeeded: 0,
+    failed: 0,
+    dead: 0,
+    rejected: 0,
+    skipped: 0,
+    released: 0,
+  };
   private readonly options: Required<WorkerOptions>;
   private readonly random: () => number;
   private readonly recorder: Recorder;
@@ -119,7 +138,10 @@ export class Worker {
   private databaseSeenAt = Date.now();
   private lastRestoreAt = 0;
 
-  constructor(private readonly deps: WorkerDeps, options: WorkerOptions) {
+  constructor(
+    private readonly deps: WorkerDeps,
+    options: WorkerOptions,
+  ) {
     this.options = {
       heartbeatMs: Math.max(100, Math.floor(options.leaseMs / 3)),
       pollMs: 1000,
@@ -331,14 +353,24 @@ export class Worker {
       for (const execution of loaded) if (execution.overlap === 'allow') launch(execution, false);
       const strict = loaded.filter((e) => e.overlap !== 'allow');
       if (strict.length > 0) {
-        const { started, drop: skipped } = await startStrictly(this.deps, { workerId: this.id, leaseMs: this.options.leaseMs, lane, executions: strict });
+        const { started, drop: skipped } = await startStrictly(this.deps, {
+          workerId: this.id,
+          leaseMs: this.options.leaseMs,
+          lane,
+          executions: strict,
+        });
         drop.push(...skipped);
         this.counts.skipped += started.skippedCount;
         for (const execution of started.executions) launch(execution, true);
       }
     } catch (error) {
       // What did not start stays leased in Redis until the lease expires, then it is delivered again.
-      this.deps.logger.warn({ event: 'worker.start_failed', worker_id: this.id, count: reservedHere, err: String(error) });
+      this.deps.logger.warn({
+        event: 'worker.start_failed',
+        worker_id: this.id,
+        count: reservedHere,
+        err: String(error),
+      });
     } finally {
       this.reserved -= reservedHere;
       this.wakeSlotWaiters();
@@ -373,7 +405,9 @@ export class Worker {
     } else {
       const ok = result.ok && reason !== TIMEOUT;
       const error = reason === TIMEOUT ? `timed out after ${execution.timeoutMs} ms` : result.error;
-      this.recorder.finished(toOutcome(execution, { ...result, ok, error }, { durationMs, workerId: this.id, random: this.random }));
+      this.recorder.finished(
+        toOutcome(execution, { ...result, ok, error }, { durationMs, workerId: this.id, random: this.random }),
+      );
     }
     this.wakeSlotWaiters(true);
   }
@@ -389,7 +423,9 @@ export class Worker {
       };
       this.deps.runner
         .run(execution, abort)
-        .then(finish, (error) => finish({ ok: false, exitCode: null, output: '', error: `runner error: ${errorMessage(error)}` }));
+        .then(finish, (error) =>
+          finish({ ok: false, exitCode: null, output: '', error: `runner error: ${errorMessage(error)}` }),
+        );
       abort.onAbort(() => {
         const giveUp = { ok: false, exitCode: null, output: '', error: 'attempt did not stop after abort' };
         setTimeout(() => finish(giveUp), this.options.killGraceMs).unref?.();
@@ -421,14 +457,20 @@ export class Worker {
       this.counts.released += running.length;
       const now = this.deps.clock.now();
       this.deps.sink.emit(
-        released.map((r) => ({ ...createdTransition(r, now, this.id), from: 'running' as const, error: 'released at shutdown' })),
+        released.map((r) => ({
+          ...createdTransition(r, now, this.id),
+          from: 'running' as const,
+          error: 'released at shutdown',
+        })),
       );
       // Due when it was first due (never "now": a clock a few ms ahead of Redis would park it in the delayed set).
       const back = running.map((r) => ({
         id: r.execution.id,
         lane: r.execution.lane,
         priority: r.execution.priority,
-        dueAt: new Date(Math.min(r.execution.scheduledFor.getTime(), now.getTime() - (performance.now() - r.startedAt))),
+        dueAt: new Date(
+          Math.min(r.execution.scheduledFor.getTime(), now.getTime() - (performance.now() - r.startedAt)),
+        ),
         flow: flowTag(r.execution.jobId, r.execution.flowKey),
       }));
       for (const lane of new Set(back.map((b) => b.lane))) {
@@ -468,12 +510,21 @@ export class Worker {
       await this.deps.store.workerUpsert(this.info());
       this.databaseSeenAt = Date.now();
       const recorded = this.recorder.recordedClaims();
-      const still = await this.deps.store.executionsHeartbeat({ workerId: this.id, leaseMs: this.options.leaseMs, claims: recorded });
+      const still = await this.deps.store.executionsHeartbeat({
+        workerId: this.id,
+        leaseMs: this.options.leaseMs,
+        claims: recorded,
+      });
       lost = new Set(recorded.filter((c) => !still.has(c.id)).map((c) => c.id));
       for (const id of lost) {
         const running = this.running.get(id);
         if (!running) continue;
-        this.deps.logger.warn({ event: 'execution.lease_lost', execution_id: id, job_id: running.execution.jobId, worker_id: this.id });
+        this.deps.logger.warn({
+          event: 'execution.lease_lost',
+          execution_id: id,
+          job_id: running.execution.jobId,
+          worker_id: this.id,
+        });
         running.abort.abort(CANCELLED);
       }
     } catch (error) {
@@ -513,7 +564,14 @@ export class Worker {
         .then((kept) => {
           if (!kept.has(execution.id) && left > 0) setTimeout(() => void attempt(left - 1), 500).unref?.();
         })
-        .catch((error) => this.deps.logger.warn({ event: 'worker.keep_output_failed', worker_id: this.id, execution_id: execution.id, err: String(error) }));
+        .catch((error) =>
+          this.deps.logger.warn({
+            event: 'worker.keep_output_failed',
+            worker_id: this.id,
+            execution_id: execution.id,
+            err: String(error),
+          }),
+        );
     void attempt(3);
   }
 

@@ -3,7 +3,15 @@
  * Each answers with a redirect (POST, redirect, GET) and a one-shot notice; the gate has already checked the
  * session and the CSRF token.
  */
-import { cancelExecution, deleteJob, NotFoundError, pauseJob, replayExecution, resumeJob, triggerJob } from '@jobs/core';
+import {
+  cancelExecution,
+  deleteJob,
+  NotFoundError,
+  pauseJob,
+  replayExecution,
+  resumeJob,
+  triggerJob,
+} from '@jobs/core';
 import { setFlash } from './flash';
 import { localPath, type DashRequest } from './view';
 
@@ -54,11 +62,13 @@ async function replayOne(r: DashRequest, id: string, force = false): Promise<Rep
   try {
     const result = await replayExecution(r.commands, id, { force });
     if (result.execution) return { ok: true, newId: result.execution.id };
-    if (result.replayedBy !== null && (result.status === 'dead' || result.status === 'failed')) return { ok: false, reason: 'replayed', replayedBy: result.replayedBy };
+    if (result.replayedBy !== null && (result.status === 'dead' || result.status === 'failed'))
+      return { ok: false, reason: 'replayed', replayedBy: result.replayedBy };
     return { ok: false, reason: 'refused', status: result.status };
   } catch (error) {
     // The store cannot replay an execution of a deleted job and reports it as unknown (as in the REST route).
-    if (error instanceof NotFoundError && (await r.deps.store.executionGet(id))) return { ok: false, reason: 'deleted', status: 'dead' };
+    if (error instanceof NotFoundError && (await r.deps.store.executionGet(id)))
+      return { ok: false, reason: 'deleted', status: 'dead' };
     throw error;
   }
 }

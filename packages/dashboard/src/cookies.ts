@@ -11,8 +11,18 @@ import { SESSION_TTL_MS } from './session';
 
 export type CookieKind = 'session' | 'form' | 'flash' | 'draft';
 
-const BASE_NAMES: Record<CookieKind, string> = { session: 'jobs_session', form: 'jobs_form', flash: 'jobs_flash', draft: 'jobs_draft' };
-const MAX_AGE_S: Record<CookieKind, number> = { session: SESSION_TTL_MS / 1000, form: SESSION_TTL_MS / 1000, flash: 60, draft: 3600 };
+const BASE_NAMES: Record<CookieKind, string> = {
+  session: 'jobs_session',
+  form: 'jobs_form',
+  flash: 'jobs_flash',
+  draft: 'jobs_draft',
+};
+const MAX_AGE_S: Record<CookieKind, number> = {
+  session: SESSION_TTL_MS / 1000,
+  form: SESSION_TTL_MS / 1000,
+  flash: 60,
+  draft: 3600,
+};
 const PATHS: Partial<Record<CookieKind, string>> = { draft: '/jobs/new' };
 const pathOf = (kind: CookieKind) => PATHS[kind] ?? '/';
 

@@ -14,7 +14,20 @@ const MACROS: Record<string, string> = {
   '@hourly': '0 * * * *',
 };
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 const DAY_NAMES = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
 const MONTH_NAMES = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
 /** Beyond this many fire times a day (or minutes an hour), a list in words helps nobody. */
@@ -44,7 +57,8 @@ interface Item {
 }
 
 function items(field: string, min: number, max: number, names: string[] = [], base = min): Item[] | null {
-  const value = (token: string) => (/^\d{1,2}$/.test(token) ? Number(token) : names.includes(token) ? names.indexOf(token) + base : NaN);
+  const value = (token: string) =>
+    /^\d{1,2}$/.test(token) ? Number(token) : names.includes(token) ? names.indexOf(token) + base : NaN;
   const out: Item[] = [];
   for (const part of field.toUpperCase().split(',')) {
     const m = /^(\*|\?|\d{1,2}|[A-Z]{3})(?:-(\d{1,2}|[A-Z]{3}))?(?:\/(\d{1,2}))?$/.exec(part);
@@ -145,8 +159,17 @@ function timePart(minute: string, hour: string, days: string): string | null {
 
   if (minuteRun) {
     const every = minuteRun.step === 1 ? 'every minute' : `every ${minuteRun.step} minutes`;
-    if (everyHour) return (minuteRun.whole ? every : `${every} from :${pad(minuteRun.from)} to :${pad(minuteRun.to)} of every hour`) + suffix;
-    const hours = hourRun && hourRun.step === 1 ? [hourRun.from, hourRun.to] : expand(hourItems).length === 1 ? [hourItems[0]!.start, hourItems[0]!.start] : null;
+    if (everyHour)
+      return (
+        (minuteRun.whole ? every : `${every} from :${pad(minuteRun.from)} to :${pad(minuteRun.to)} of every hour`) +
+        suffix
+      );
+    const hours =
+      hourRun && hourRun.step === 1
+        ? [hourRun.from, hourRun.to]
+        : expand(hourItems).length === 1
+          ? [hourItems[0]!.start, hourItems[0]!.start]
+          : null;
     if (!hours || (!minuteRun.whole && hours[0] !== hours[1])) return null;
     return `${every} from ${hm(hours[0]!, minuteRun.from)} to ${hm(hours[1]!, minuteRun.to)}${suffix}`;
   }
@@ -157,7 +180,10 @@ function timePart(minute: string, hour: string, days: string): string | null {
   if (everyHour) return (minutes.length === 1 && minutes[0] === 0 ? 'every hour' : `every hour at ${at}`) + suffix;
   if (hourRun && minutes.length === 1) {
     const m = minutes[0]!;
-    if (hourRun.whole) return (hourRun.step === 1 ? 'every hour' : `every ${hourRun.step} hours`) + (m === 0 ? '' : ` at :${pad(m)}`) + suffix;
+    if (hourRun.whole)
+      return (
+        (hourRun.step === 1 ? 'every hour' : `every ${hourRun.step} hours`) + (m === 0 ? '' : ` at :${pad(m)}`) + suffix
+      );
     const every = hourRun.step === 1 ? 'every hour' : `every ${hourRun.step} hours`;
     return `${every} from ${hm(hourRun.from, m)} to ${hm(hourRun.to, m)}${suffix}`;
   }

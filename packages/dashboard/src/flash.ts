@@ -18,7 +18,8 @@ export interface Flash {
 
 type Args = string[];
 const id = (s: string | undefined) => (s && /^[0-9]{1,19}$/.test(s) ? s : null);
-const status = (s: string | undefined) => ((EXECUTION_STATUSES as readonly string[]).includes(s ?? '') ? s! : 'finished');
+const status = (s: string | undefined) =>
+  (EXECUTION_STATUSES as readonly string[]).includes(s ?? '') ? s! : 'finished';
 const lane = (s: string | undefined) => (LANES as readonly string[]).includes(s ?? '');
 const count = (s: string | undefined) => (s && /^[0-9]{1,6}$/.test(s) ? Number(s) : 0);
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -26,7 +27,9 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const MESSAGES = {
   created: ([j]) => (id(j) ? { tone: 'ok', text: `Job #${j} created.` } : null),
   edited: ([j, v]) =>
-    id(j) && id(v) ? { tone: 'ok', text: `Job #${j} saved as version ${v}: attempts that start from now on use it.` } : null,
+    id(j) && id(v)
+      ? { tone: 'ok', text: `Job #${j} saved as version ${v}: attempts that start from now on use it.` }
+      : null,
   'edit-unchanged': ([j]) => (id(j) ? { tone: 'ok', text: `Nothing changed: job #${j} keeps its version.` } : null),
   backfilled: ([j, n, total]) =>
     id(j)
@@ -46,20 +49,49 @@ const MESSAGES = {
         }
       : null,
   paused: ([j]) =>
-    id(j) ? { tone: 'ok', text: `Job #${j} paused: no new runs start until it is resumed.`, target: { job: j!, control: 'toggle' } } : null,
+    id(j)
+      ? {
+          tone: 'ok',
+          text: `Job #${j} paused: no new runs start until it is resumed.`,
+          target: { job: j!, control: 'toggle' },
+        }
+      : null,
   resumed: ([j]) =>
-    id(j) ? { tone: 'ok', text: `Job #${j} resumed: the next run is computed from now.`, target: { job: j!, control: 'toggle' } } : null,
+    id(j)
+      ? {
+          tone: 'ok',
+          text: `Job #${j} resumed: the next run is computed from now.`,
+          target: { job: j!, control: 'toggle' },
+        }
+      : null,
   deleted: ([j]) =>
     id(j)
-      ? { tone: 'ok', text: `Job #${j} deleted. Its history stays readable.`, link: { href: `/executions?job_id=${j}`, label: 'Its executions' } }
+      ? {
+          tone: 'ok',
+          text: `Job #${j} deleted. Its history stays readable.`,
+          link: { href: `/executions?job_id=${j}`, label: 'Its executions' },
+        }
       : null,
   cancelled: ([e]) => (id(e) ? { tone: 'ok', text: `Execution #${e} cancelled.` } : null),
   'cancel-late': ([e, s]) =>
-    id(e) ? { tone: 'error', text: `Execution #${e} is already ${status(s)}; only queued, retrying or running ones can be cancelled.` } : null,
+    id(e)
+      ? {
+          tone: 'error',
+          text: `Execution #${e} is already ${status(s)}; only queued, retrying or running ones can be cancelled.`,
+        }
+      : null,
   replayed: ([e]) =>
-    id(e) ? { tone: 'ok', text: 'Replayed as a new attempt chain.', link: { href: `/executions/${e}`, label: `Execution #${e}` } } : null,
+    id(e)
+      ? {
+          tone: 'ok',
+          text: 'Replayed as a new attempt chain.',
+          link: { href: `/executions/${e}`, label: `Execution #${e}` },
+        }
+      : null,
   'replay-refused': ([e, s]) =>
-    id(e) ? { tone: 'error', text: `Execution #${e} is ${status(s)}; only dead or failed executions can be replayed.` } : null,
+    id(e)
+      ? { tone: 'error', text: `Execution #${e} is ${status(s)}; only dead or failed executions can be replayed.` }
+      : null,
   'replay-already': ([e, replay]) =>
     id(e) && id(replay)
       ? {
@@ -68,7 +100,8 @@ const MESSAGES = {
           link: { href: `/executions/${replay}`, label: `Execution #${replay}` },
         }
       : null,
-  'replay-deleted': ([e]) => (id(e) ? { tone: 'error', text: `Execution #${e} belongs to a deleted job and cannot be replayed.` } : null),
+  'replay-deleted': ([e]) =>
+    id(e) ? { tone: 'error', text: `Execution #${e} belongs to a deleted job and cannot be replayed.` } : null,
   'replayed-many': ([done, refused]) => {
     const n = count(done);
     const r = count(refused);
@@ -76,8 +109,10 @@ const MESSAGES = {
     return { tone: r > 0 && n === 0 ? 'error' : 'ok', text };
   },
   'replay-none': () => ({ tone: 'error', text: 'Select at least one execution to replay.' }),
-  'lane-paused': ([l]) => (lane(l) ? { tone: 'ok', text: `Lane ${l} paused: nothing new starts on it; triggers queue up.` } : null),
-  'lane-resumed': ([l]) => (lane(l) ? { tone: 'ok', text: `Lane ${l} resumed: what waits starts now, in order.` } : null),
+  'lane-paused': ([l]) =>
+    lane(l) ? { tone: 'ok', text: `Lane ${l} paused: nothing new starts on it; triggers queue up.` } : null,
+  'lane-resumed': ([l]) =>
+    lane(l) ? { tone: 'ok', text: `Lane ${l} resumed: what waits starts now, in order.` } : null,
   'signed-out': () => ({ tone: 'ok', text: 'Signed out.' }),
   'login-empty': () => ({ tone: 'error', text: 'Enter an API key.', field: 'key' }),
   'login-failed': () => ({ tone: 'error', text: 'That key is not one of the configured API keys.', field: 'key' }),

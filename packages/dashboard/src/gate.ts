@@ -18,7 +18,15 @@ import type { Role } from '@jobs/core';
 import { readCookie, writeCookie } from './cookies';
 import { takeFlash } from './flash';
 import { isFragment } from './render';
-import { isFormToken, loadSession, newFormToken, sessionCsrfToken, tokensEqual, type Session, type SessionKeys } from './session';
+import {
+  isFormToken,
+  loadSession,
+  newFormToken,
+  sessionCsrfToken,
+  tokensEqual,
+  type Session,
+  type SessionKeys,
+} from './session';
 import type { View } from './view';
 
 export type Access = 'public' | 'login' | 'page' | 'fragment' | 'action';
@@ -64,7 +72,15 @@ export async function admit(c: Context, guard: RouteGuard, deps: ApiDeps, keys: 
   const session = open || access === 'public' ? null : await loadSession(deps, keys, readCookie(c, 'session'), now);
   const fragment = isFragment(c);
   const principal = open ? OPEN_PRINCIPAL : session ? { name: session.key.name, role: session.key.role } : null;
-  const base = { path: c.req.path, open, signedIn: session !== null, principal, now, requestId: c.get('requestId') as string, flash: null };
+  const base = {
+    path: c.req.path,
+    open,
+    signedIn: session !== null,
+    principal,
+    now,
+    requestId: c.get('requestId') as string,
+    flash: null,
+  };
 
   let csrf: string;
   if (session) {
@@ -82,7 +98,12 @@ export async function admit(c: Context, guard: RouteGuard, deps: ApiDeps, keys: 
       const next = c.req.path + (new URL(c.req.url).search || '');
       return { ok: false, status: 303, location: next === '/' ? '/login' : `/login?next=${encodeURIComponent(next)}` };
     }
-    return { ok: false, status: 401, view, reason: 'You are not signed in, or your session has expired. Sign in again.' };
+    return {
+      ok: false,
+      status: 401,
+      view,
+      reason: 'You are not signed in, or your session has expired. Sign in again.',
+    };
   }
 
   let form = new URLSearchParams();
@@ -93,7 +114,8 @@ export async function admit(c: Context, guard: RouteGuard, deps: ApiDeps, keys: 
         ok: false,
         status: 403,
         view,
-        reason: 'This form has expired or did not come from this dashboard; nothing was changed. Go back, reload that page and try again.',
+        reason:
+          'This form has expired or did not come from this dashboard; nothing was changed. Go back, reload that page and try again.',
       };
     }
   }
@@ -102,7 +124,12 @@ export async function admit(c: Context, guard: RouteGuard, deps: ApiDeps, keys: 
       await refuseBelow(c, deps, principal, { role: guard.role, action: guard.action }, targetOf(c));
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      return { ok: false, status: 403, view, reason: `This needs the ${guard.role} role; you signed in with ${principal.name}, a ${principal.role} key. Nothing was changed.` };
+      return {
+        ok: false,
+        status: 403,
+        view,
+        reason: `This needs the ${guard.role} role; you signed in with ${principal.name}, a ${principal.role} key. Nothing was changed.`,
+      };
     }
   }
   if ((access === 'page' || access === 'login') && !fragment && c.req.method === 'GET') view.flash = takeFlash(c);

@@ -47,7 +47,15 @@ export function dashboardRoutes(app: Hono<ApiEnv>, deps: ApiDeps, commands: Comm
         view = admission.view;
         // Changes made from this request are audited under the signed-in key's name.
         const actor = admission.view.principal ? actorOf(c, admission.view.principal) : undefined;
-        return await route.handler({ c, deps, commands: { ...commands, actor }, view, form: admission.form, session: admission.session, keys });
+        return await route.handler({
+          c,
+          deps,
+          commands: { ...commands, actor },
+          view,
+          form: admission.form,
+          session: admission.session,
+          keys,
+        });
       } catch (error) {
         const fallbackView: View = view ?? {
           path: c.req.path,
@@ -70,7 +78,12 @@ export function dashboardRoutes(app: Hono<ApiEnv>, deps: ApiDeps, commands: Comm
           path: c.req.path,
           err: { name: err.name, message: err.message, stack: err.stack },
         });
-        return renderError(c, fallbackView, 500, `Internal error (request id ${c.get('requestId')}); details are in the server log.`);
+        return renderError(
+          c,
+          fallbackView,
+          500,
+          `Internal error (request id ${c.get('requestId')}); details are in the server log.`,
+        );
       }
     });
   }

@@ -6,7 +6,14 @@
 import { isValidTimeZone, nextFireTimes, parseCron, type Job, type JobSpec } from '@jobs/core';
 import { ApiError, JobCreate, toJobSpec, zodDetails, type ErrorDetail } from '@jobs/api';
 import type { AddressPolicy } from '@jobs/core';
-import { putTarget, targetFormValues, TARGET_FIELDS, TARGET_FORM_DEFAULTS, TARGET_TEXTAREAS, targetFieldOf } from './target-input';
+import {
+  putTarget,
+  targetFormValues,
+  TARGET_FIELDS,
+  TARGET_FORM_DEFAULTS,
+  TARGET_TEXTAREAS,
+  targetFieldOf,
+} from './target-input';
 
 /** The form's fields, as strings, exactly as typed (re-rendered as is after an error). */
 export const JOB_FIELDS = [
@@ -146,7 +153,11 @@ function addDetails(errors: FieldErrors, details: ErrorDetail[]): void {
  * Validates the form as POST /api/v1/jobs would validate its JSON. Returns the job spec, or the problems by field.
  * @example const { spec, errors } = jobSpecFromForm(values, 600_000)
  */
-export function jobSpecFromForm(values: JobFormValues, shortLaneMaxTimeoutMs: number, targetPolicy?: AddressPolicy): { spec: JobSpec | null; errors: FieldErrors } {
+export function jobSpecFromForm(
+  values: JobFormValues,
+  shortLaneMaxTimeoutMs: number,
+  targetPolicy?: AddressPolicy,
+): { spec: JobSpec | null; errors: FieldErrors } {
   const errors: FieldErrors = {};
   const body: Record<string, unknown> = { name: values.name, timezone: values.timezone.trim() || 'UTC' };
   const text = (field: JobField, key: string = field) => {
@@ -218,7 +229,11 @@ export function previewSchedule(cronExpr: string, timezone: string, now: Date, c
   const zone = timezone.trim() || 'UTC';
   if (cronExpr.trim() === '') return { kind: 'none' };
   if (!isValidTimeZone(zone)) {
-    return { kind: 'error', field: 'timezone', message: `unknown time zone ${JSON.stringify(zone)} (use an IANA name such as "Europe/Paris" or "UTC")` };
+    return {
+      kind: 'error',
+      field: 'timezone',
+      message: `unknown time zone ${JSON.stringify(zone)} (use an IANA name such as "Europe/Paris" or "UTC")`,
+    };
   }
   const parsed = parseCron(cronExpr, zone);
   if (!parsed.ok) return { kind: 'error', field: 'cron_expr', message: parsed.error };

@@ -76,8 +76,8 @@ export async function renderLive(
 const StaleSign = ({ now, href }: { now: Date; href: string }) => (
   <noscript>
     <p class="stale" role="note">
-      Shown as of <time datetime={now.toISOString()}>{formatUtc(now)}</time>. Without JavaScript this page does not update
-      itself: <a href={href}>reload it</a> for the current state.
+      Shown as of <time datetime={now.toISOString()}>{formatUtc(now)}</time>. Without JavaScript this page does not
+      update itself: <a href={href}>reload it</a> for the current state.
     </p>
   </noscript>
 );
@@ -94,7 +94,13 @@ const TITLES: Partial<Record<number, string>> = {
 };
 
 /** An error as a page (or as a bare message for fragment requests). Messages are ours, never raw request data. */
-export async function renderError(c: Context, view: View, status: ContentfulStatusCode, message: string, link?: { href: string; label: string }) {
+export async function renderError(
+  c: Context,
+  view: View,
+  status: ContentfulStatusCode,
+  message: string,
+  link?: { href: string; label: string },
+) {
   const title = TITLES[status] ?? 'Error';
   const body = (
     <div class="panel confirm">

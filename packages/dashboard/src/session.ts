@@ -60,7 +60,12 @@ export function sessionToken(value: string | undefined): string | null {
  * The live session a cookie value names, or null: malformed, unknown, signed out, expired, or made with a key that is
  * no longer configured (that session is ended, so it stays dead should the key come back).
  */
-export async function loadSession(deps: ApiDeps, keys: SessionKeys, value: string | undefined, now: Date): Promise<Session | null> {
+export async function loadSession(
+  deps: ApiDeps,
+  keys: SessionKeys,
+  value: string | undefined,
+  now: Date,
+): Promise<Session | null> {
   const token = sessionToken(value);
   if (!token) return null;
   const hash = tokenHash(token);

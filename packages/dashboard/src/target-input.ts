@@ -8,7 +8,15 @@ import { maskTarget, type Job } from '@jobs/core';
 export const TARGET_KINDS = ['command', 'http', 'lambda'] as const;
 export type FormTargetKind = (typeof TARGET_KINDS)[number];
 
-export const TARGET_FIELDS = ['target', 'http_method', 'http_url', 'http_headers', 'http_body', 'lambda_function', 'lambda_qualifier'] as const;
+export const TARGET_FIELDS = [
+  'target',
+  'http_method',
+  'http_url',
+  'http_headers',
+  'http_body',
+  'lambda_function',
+  'lambda_qualifier',
+] as const;
 export type TargetField = (typeof TARGET_FIELDS)[number];
 
 export const TARGET_FORM_DEFAULTS: Record<TargetField, string> = {
@@ -44,8 +52,14 @@ export function parseHeaderLines(text: string): { headers: Record<string, string
  * Sets the target of the API create body from the form. `command` (the default) sends the command and the handler
  * as typed (the API wants exactly one); `http` and `lambda` send only their own fields.
  */
-export function putTarget(values: Values, body: Record<string, unknown>, errors: Partial<Record<TargetField, string>>): void {
-  const kind = (TARGET_KINDS as readonly string[]).includes(values.target) ? (values.target as FormTargetKind) : 'command';
+export function putTarget(
+  values: Values,
+  body: Record<string, unknown>,
+  errors: Partial<Record<TargetField, string>>,
+): void {
+  const kind = (TARGET_KINDS as readonly string[]).includes(values.target)
+    ? (values.target as FormTargetKind)
+    : 'command';
   if (kind === 'command') {
     if (values.command.trim() !== '') body.command = values.command;
     if (values.handler.trim() !== '') body.handler = values.handler;
@@ -58,7 +72,10 @@ export function putTarget(values: Values, body: Record<string, unknown>, errors:
     if (raw.trim() !== '') http.body = /^\s*[[{]/.test(raw) ? jsonOr(raw) : raw;
     body.http = http;
   } else {
-    body.lambda = { function: values.lambda_function.trim(), ...(values.lambda_qualifier.trim() ? { qualifier: values.lambda_qualifier.trim() } : {}) };
+    body.lambda = {
+      function: values.lambda_function.trim(),
+      ...(values.lambda_qualifier.trim() ? { qualifier: values.lambda_qualifier.trim() } : {}),
+    };
   }
 }
 
@@ -89,8 +106,11 @@ export function targetFormValues(unmasked: Job): Values {
     values.target = 'http';
     values.http_method = job.http.method;
     values.http_url = job.http.url;
-    values.http_headers = Object.entries(job.http.headers).map(([name, value]) => `${name}: ${value}`).join('\n');
-    if (job.http.body !== undefined) values.http_body = typeof job.http.body === 'string' ? job.http.body : JSON.stringify(job.http.body, null, 2);
+    values.http_headers = Object.entries(job.http.headers)
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\n');
+    if (job.http.body !== undefined)
+      values.http_body = typeof job.http.body === 'string' ? job.http.body : JSON.stringify(job.http.body, null, 2);
   } else if (job.lambda) {
     values.target = 'lambda';
     values.lambda_function = job.lambda.function;

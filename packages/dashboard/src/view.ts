@@ -41,7 +41,8 @@ export type DashHandler = (r: DashRequest) => Promise<Response> | Response;
 
 /** A local path to return to after an action, or `fallback` (never another origin, never a protocol-relative URL). */
 export function localPath(value: string | null | undefined, fallback: string): string {
-  if (!value || value.length > 2000 || !value.startsWith('/') || value.startsWith('//') || /[\\\s]/.test(value)) return fallback;
+  if (!value || value.length > 2000 || !value.startsWith('/') || value.startsWith('//') || /[\\\s]/.test(value))
+    return fallback;
   return value;
 }
 

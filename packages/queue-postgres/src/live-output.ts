@@ -5,7 +5,13 @@
  * `maxEntries` rows per execution; rows older than `ttlMs` are deleted by the writers, at most once a minute each.
  * Cursors look like the Redis queue's stream ids (`<seq>-0`), so readers and the SSE resume work the same.
  */
-import { LIVE_OUTPUT_DEFAULTS, createLiveOutputBuffer, type LiveOutputBuffer, type LiveOutputOptions, type LiveOutputReader } from '@jobs/core';
+import {
+  LIVE_OUTPUT_DEFAULTS,
+  createLiveOutputBuffer,
+  type LiveOutputBuffer,
+  type LiveOutputOptions,
+  type LiveOutputReader,
+} from '@jobs/core';
 import type pg from 'pg';
 
 const EXPIRE_EVERY_MS = 60_000;
@@ -35,7 +41,10 @@ export function createPostgresLiveOutput(pool: pg.Pool, options: LiveOutputOptio
       );
       if (Date.now() - expiredAt >= EXPIRE_EVERY_MS) {
         expiredAt = Date.now();
-        await pool.query(`DELETE FROM live_output WHERE written_at < now() - make_interval(secs => $1::double precision / 1000)`, [ttlMs]);
+        await pool.query(
+          `DELETE FROM live_output WHERE written_at < now() - make_interval(secs => $1::double precision / 1000)`,
+          [ttlMs],
+        );
       }
     },
     { flushMs, maxFlushBytes, onError: options.onError },

@@ -115,13 +115,18 @@ export function flowOperations(pool: pg.Pool, release: (ids: readonly string[]) 
         rate:
           r.rate_limit === null || r.per_key
             ? null
-            : { inWindow: r.in_window, nextStartAt: r.in_window >= r.rate_limit ? (r.next_start as Date | null) : null },
+            : {
+                inWindow: r.in_window,
+                nextStartAt: r.in_window >= r.rate_limit ? (r.next_start as Date | null) : null,
+              },
       }));
     },
 
     /** Attempts parked because their job's limits were unknown to the queue (a restore lets them go). */
     async flowUnknownCount(): Promise<number> {
-      const { rows } = await pool.query(`SELECT count(*)::int AS n FROM queue_items WHERE state = 'parked' AND parked_on = 'u'`);
+      const { rows } = await pool.query(
+        `SELECT count(*)::int AS n FROM queue_items WHERE state = 'parked' AND parked_on = 'u'`,
+      );
       return rows[0].n;
     },
   };

@@ -4,7 +4,16 @@
  * (packages/store/migrations/009_queue_postgres.sql) that play the part of the Lua scripts. Claims take rows with
  * FOR UPDATE SKIP LOCKED; wake-ups and cancellations travel by LISTEN/NOTIFY.
  */
-import { LANES, type Claim, type ClaimState, type Lane, type MovedExecution, type QueueAdapter, type QueueDepth, type QueueItem } from '@jobs/core';
+import {
+  LANES,
+  type Claim,
+  type ClaimState,
+  type Lane,
+  type MovedExecution,
+  type QueueAdapter,
+  type QueueDepth,
+  type QueueItem,
+} from '@jobs/core';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { flowOperations } from './queue-flow';
@@ -28,7 +37,8 @@ const CANCEL_CHUNK = 400;
  *   await queue.push([{ id: '1', lane: 'short', priority: 0, dueAt: new Date() }]);
  */
 export function createPostgresQueue(pool: pg.Pool, options: PostgresQueueOptions = {}) {
-  const connect = options.listenClient ?? (() => new pg.Client((pool as unknown as { options: pg.ClientConfig }).options));
+  const connect =
+    options.listenClient ?? (() => new pg.Client((pool as unknown as { options: pg.ClientConfig }).options));
   const listener = createListener(connect, LANES);
 
   /** The columns of queue_push / queue_settle's push arrays. */
@@ -54,8 +64,15 @@ export function createPostgresQueue(pool: pg.Pool, options: PostgresQueueOptions
   }
 
   /** Acks, dead-letters, frees and pushes in one statement (pushes beyond the first chunk follow separately). */
-  async function settleClaims(input: { lane: Lane; acks: readonly Claim[]; dead: readonly string[]; release: readonly string[]; push: readonly QueueItem[] }): Promise<void> {
-    if (input.acks.length === 0 && input.dead.length === 0 && input.release.length === 0 && input.push.length === 0) return;
+  async function settleClaims(input: {
+    lane: Lane;
+    acks: readonly Claim[];
+    dead: readonly string[];
+    release: readonly string[];
+    push: readonly QueueItem[];
+  }): Promise<void> {
+    if (input.acks.length === 0 && input.dead.length === 0 && input.release.length === 0 && input.push.length === 0)
+      return;
     await pool.query(
       `SELECT queue_settle($1::bigint[], $2::text[], $3::bigint[], $4, $5::bigint[],
                            $6::bigint[], $7::text[], $8::int[], $9::timestamptz[], $10::bigint[], $11::text[])`,
@@ -82,7 +99,11 @@ export function createPostgresQueue(pool: pg.Pool, options: PostgresQueueOptions
     /** Pushes what the queue does not hold; the reconciler's primitive (push is already idempotent per id). */
     ensure: push,
 
-    async claim(input: { lane: Lane; count: number; leaseMs: number }): Promise<{ claims: Claim[]; nextDueAt: Date | null; state: ClaimState }> {
+    async claim(input: {
+      lane: Lane;
+      count: number;
+      leaseMs: number;
+    }): Promise<{ claims: Claim[]; nextDueAt: Date | null; state: ClaimState }> {
       listener.take(input.lane);
       const { rows } = await pool.query('SELECT id::text, token, next_due, state FROM queue_claim($1, $2, $3, $4)', [
         input.lane,
@@ -142,19 +163,25 @@ export function createPostgresQueue(pool: pg.Pool, options: PostgresQueueOptions
     },
 
     async reapExpired(input: { lane: Lane; limit: number }): Promise<{ id: string; deliveries: number }[]> {
-      const { rows } = await pool.query('SELECT id::text, deliveries FROM queue_reap($1, $2)', [input.lane, input.limit]);
+      const { rows } = await pool.query('SELECT id::text, deliveries FROM queue_reap($1, $2)', [
+        input.lane,
+        input.limit,
+      ]);
       return rows.map((r) => ({ id: r.id, deliveries: Number(r.deliveries) }));
     },
 
     /** Drops waiting ids and tells the workers running the others to kill them. */
     async withdraw(items: readonly (QueueItem & { running: boolean })[]): Promise<void> {
       if (items.length === 0) return;
-      await pool.query(`DELETE FROM queue_items WHERE id = ANY ($1::bigint[]) AND state IN ('ready', 'delayed', 'parked', 'reaped')`, [
-        items.map((i) => i.id),
-      ]);
+      await pool.query(
+        `DELETE FROM queue_items WHERE id = ANY ($1::bigint[]) AND state IN ('ready', 'delayed', 'parked', 'reaped')`,
+        [items.map((i) => i.id)],
+      );
       const running = items.filter((i) => i.running).map((i) => i.id);
       for (let i = 0; i < running.length; i += CANCEL_CHUNK) {
-        await pool.query(`SELECT pg_notify(queue_channel('cancel'), $1)`, [running.slice(i, i + CANCEL_CHUNK).join(',')]);
+        await pool.query(`SELECT pg_notify(queue_channel('cancel'), $1)`, [
+          running.slice(i, i + CANCEL_CHUNK).join(','),
+        ]);
       }
     },
 
@@ -176,14 +203,17 @@ export function createPostgresQueue(pool: pg.Pool, options: PostgresQueueOptions
 
     async forgetDead(items: readonly { id: string; lane: Lane }[]): Promise<void> {
       if (items.length === 0) return;
-      await pool.query(`DELETE FROM queue_dead d USING unnest($1::bigint[], $2::text[]) AS f(id, lane) WHERE d.id = f.id AND d.lane = f.lane`, [
-        items.map((i) => i.id),
-        items.map((i) => i.lane),
-      ]);
+      await pool.query(
+        `DELETE FROM queue_dead d USING unnest($1::bigint[], $2::text[]) AS f(id, lane) WHERE d.id = f.id AND d.lane = f.lane`,
+        [items.map((i) => i.id), items.map((i) => i.lane)],
+      );
     },
 
     async deadIds(lane: Lane, limit = 100): Promise<string[]> {
-      const { rows } = await pool.query('SELECT id::text FROM queue_dead WHERE lane = $1 ORDER BY seq DESC LIMIT $2', [lane, limit]);
+      const { rows } = await pool.query('SELECT id::text FROM queue_dead WHERE lane = $1 ORDER BY seq DESC LIMIT $2', [
+        lane,
+        limit,
+      ]);
       return rows.map((r) => r.id);
     },
 
@@ -199,15 +229,16 @@ export function createPostgresQueue(pool: pg.Pool, options: PostgresQueueOptions
         [LANES],
       );
       const out = {} as QueueDepth;
-      for (const r of rows) out[r.lane as Lane] = { ready: r.ready, delayed: r.delayed, running: r.running, dead: r.dead };
+      for (const r of rows)
+        out[r.lane as Lane] = { ready: r.ready, delayed: r.delayed, running: r.running, dead: r.dead };
       return out;
     },
 
     async dueCount(input: { lane: Lane; before: Date }): Promise<number> {
-      const { rows } = await pool.query(`SELECT count(*)::int AS n FROM queue_items WHERE lane = $1 AND state = 'delayed' AND due_at <= $2`, [
-        input.lane,
-        input.before,
-      ]);
+      const { rows } = await pool.query(
+        `SELECT count(*)::int AS n FROM queue_items WHERE lane = $1 AND state = 'delayed' AND due_at <= $2`,
+        [input.lane, input.before],
+      );
       return rows[0].n;
     },
 

@@ -4,7 +4,13 @@
  * line and ends within it); this module writes each interval's output in one pipeline. A stream expires `ttlMs`
  * after its last write and holds at most `maxEntries` writes of at most `maxFlushBytes` each.
  */
-import { LIVE_OUTPUT_DEFAULTS, createLiveOutputBuffer, type LiveOutputBuffer, type LiveOutputOptions, type LiveOutputReader } from '@jobs/core';
+import {
+  LIVE_OUTPUT_DEFAULTS,
+  createLiveOutputBuffer,
+  type LiveOutputBuffer,
+  type LiveOutputOptions,
+  type LiveOutputReader,
+} from '@jobs/core';
 import type { QueueKeys } from './keys';
 import type { RedisClient } from './queue';
 
@@ -14,7 +20,11 @@ import type { RedisClient } from './queue';
  *   const runner = createRunner({ liveOutput: live });
  *   await live.close();
  */
-export function createLiveOutput(redis: RedisClient, keys: QueueKeys, options: LiveOutputOptions = {}): LiveOutputBuffer {
+export function createLiveOutput(
+  redis: RedisClient,
+  keys: QueueKeys,
+  options: LiveOutputOptions = {},
+): LiveOutputBuffer {
   const { flushMs, ttlMs, maxEntries, maxFlushBytes } = { ...LIVE_OUTPUT_DEFAULTS, ...options };
   return createLiveOutputBuffer(
     async (writes) => {

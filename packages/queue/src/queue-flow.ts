@@ -22,7 +22,8 @@ function restoreArgs(s: FlowSnapshot): string[] {
   args.push(String(s.running.length));
   for (const r of s.running) args.push(r.id, r.jobId, r.lane, r.key);
   args.push(String(s.starts.length));
-  for (const st of s.starts) args.push(st.key === '' ? st.jobId : `${st.jobId}:${st.key}`, String(st.at.getTime()), `pg:${st.id}`);
+  for (const st of s.starts)
+    args.push(st.key === '' ? st.jobId : `${st.jobId}:${st.key}`, String(st.at.getTime()), `pg:${st.id}`);
   return args;
 }
 
@@ -52,10 +53,20 @@ export function flowOperations(redis: RedisClient, keys: QueueKeys, scripts: Scr
 
     /** Why attempts of these jobs wait (none given: every job that has attempts waiting, at most 200). */
     async flowInspect(jobIds: readonly string[] = []): Promise<FlowJobState[]> {
-      const reply = (await scripts.inspect(keys.flow, ...jobIds)) as [string, number, number, number, number, (string | number)[], number, number][];
+      const reply = (await scripts.inspect(keys.flow, ...jobIds)) as [
+        string,
+        number,
+        number,
+        number,
+        number,
+        (string | number)[],
+        number,
+        number,
+      ][];
       return reply.map(([jobId, running, wc, wk, wr, flat, inWindow, nextStart]) => {
         const keyStates: FlowJobState['keys'] = [];
-        for (let i = 0; i < flat.length; i += 3) keyStates.push({ key: String(flat[i]), running: Number(flat[i + 1]), waiting: Number(flat[i + 2]) });
+        for (let i = 0; i < flat.length; i += 3)
+          keyStates.push({ key: String(flat[i]), running: Number(flat[i + 1]), waiting: Number(flat[i + 2]) });
         keyStates.sort((a, b) => b.waiting - a.waiting);
         return {
           jobId: String(jobId),

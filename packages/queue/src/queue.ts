@@ -59,7 +59,12 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
   const ownsBlocking = !options.blocking;
 
   const pushArgs = (items: readonly QueueItem[]) =>
-    items.flatMap((i) => [i.id, String(i.priority), String(i.dueAt.getTime()), i.flow ? `${i.flow.jobId}\t${i.flow.key}` : '']);
+    items.flatMap((i) => [
+      i.id,
+      String(i.priority),
+      String(i.dueAt.getTime()),
+      i.flow ? `${i.flow.jobId}\t${i.flow.key}` : '',
+    ]);
   const pushKeys = (lane: Lane) => {
     const k = keys.lane(lane);
     return [k.ready, k.delayed, k.lease, k.marker, k.fready, keys.control, keys.flow, lane];
@@ -85,12 +90,28 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
     /** Pushes what Redis does not hold; the reconciler's primitive (push is already idempotent per id). */
     ensure: push,
 
-    async claim(input: { lane: Lane; count: number; leaseMs: number }): Promise<{ claims: Claim[]; nextDueAt: Date | null; state: ClaimState }> {
+    async claim(input: {
+      lane: Lane;
+      count: number;
+      leaseMs: number;
+    }): Promise<{ claims: Claim[]; nextDueAt: Date | null; state: ClaimState }> {
       const k = keys.lane(input.lane);
       const tokenPrefix = randomBytes(9).toString('base64url');
       const reply = await scripts.claim(
-        k.ready, k.delayed, k.lease, k.tokens, k.marker, k.deliveries, k.fready, keys.control, keys.flow,
-        input.count, input.leaseMs, tokenPrefix, 1000, input.lane,
+        k.ready,
+        k.delayed,
+        k.lease,
+        k.tokens,
+        k.marker,
+        k.deliveries,
+        k.fready,
+        keys.control,
+        keys.flow,
+        input.count,
+        input.leaseMs,
+        tokenPrefix,
+        1000,
+        input.lane,
       );
       const claims: Claim[] = [];
       for (let i = 2; i < reply.length; i += 2) claims.push({ id: String(reply[i]), token: String(reply[i + 1]) });
@@ -142,7 +163,9 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       const k = keys.lane(input.lane);
       // All chunks are sent at once, in order, so none is delayed behind an acknowledgement sent meanwhile.
       const replies = await Promise.all(
-        chunks(input.claims, 1000).map((chunk) => scripts.heartbeat(k.lease, k.tokens, input.leaseMs, ...chunk.flatMap((c) => [c.id, c.token]))),
+        chunks(input.claims, 1000).map((chunk) =>
+          scripts.heartbeat(k.lease, k.tokens, input.leaseMs, ...chunk.flatMap((c) => [c.id, c.token])),
+        ),
       );
       return replies.flat();
     },
@@ -150,9 +173,20 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
     /** Acks finished claims and dead-letters dead ones, then pushes new items (retries), in one round trip. */
     async settle(input: { lane: Lane; acks: Claim[]; dead: string[]; push: QueueItem[] }): Promise<void> {
       const k = keys.lane(input.lane);
-      const pipeline = redis.pipeline() as unknown as ScriptClient & { exec(): Promise<[Error | null, unknown][] | null> };
+      const pipeline = redis.pipeline() as unknown as ScriptClient & {
+        exec(): Promise<[Error | null, unknown][] | null>;
+      };
       if (input.acks.length > 0 || input.dead.length > 0) {
-        pipeline.settle(k.lease, k.tokens, k.dead, k.deliveries, keys.flow, packClaims(input.acks), input.dead.join(' '), '');
+        pipeline.settle(
+          k.lease,
+          k.tokens,
+          k.dead,
+          k.deliveries,
+          keys.flow,
+          packClaims(input.acks),
+          input.dead.join(' '),
+          '',
+        );
       }
       for (const chunk of chunks(input.push, 1000)) pipeline.push(...pushKeys(input.lane), ...pushArgs(chunk));
       const results = await pipeline.exec();
@@ -190,7 +224,14 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
     async withdraw(items: readonly (QueueItem & { running: boolean })[]): Promise<void> {
       for (const [lane, laneItems] of byLane(items)) {
         const k = keys.lane(lane);
-        await scripts.withdraw(k.ready, k.delayed, k.lease, keys.flow, lane, ...laneItems.flatMap((i) => [i.id, String(i.priority)]));
+        await scripts.withdraw(
+          k.ready,
+          k.delayed,
+          k.lease,
+          keys.flow,
+          lane,
+          ...laneItems.flatMap((i) => [i.id, String(i.priority)]),
+        );
       }
       const running = items.filter((i) => i.running).map((i) => i.id);
       if (running.length > 0) await redis.publish(keys.cancelChannel, running.join(','));
@@ -207,7 +248,9 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
      */
     async move(moves: readonly MovedExecution[]): Promise<void> {
       for (const chunk of chunks(moves, 1000)) {
-        const pipeline = redis.pipeline() as unknown as ScriptClient & { exec(): Promise<[Error | null, unknown][] | null> };
+        const pipeline = redis.pipeline() as unknown as ScriptClient & {
+          exec(): Promise<[Error | null, unknown][] | null>;
+        };
         for (const { from } of chunk) {
           const k = keys.lane(from.lane);
           pipeline.withdraw(k.ready, k.delayed, k.lease, keys.flow, from.lane, from.id, String(from.priority));
@@ -251,7 +294,13 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
       });
       const out = {} as Record<Lane, { ready: number; delayed: number; running: number; dead: number }>;
       LANES.forEach((lane, i) => {
-        const [ready, fready, delayed, running, dead] = replies.slice(i * 5, i * 5 + 5) as [number, number, number, number, number];
+        const [ready, fready, delayed, running, dead] = replies.slice(i * 5, i * 5 + 5) as [
+          number,
+          number,
+          number,
+          number,
+          number,
+        ];
         out[lane] = { ready: ready + fready, delayed, running, dead };
       });
       return out;

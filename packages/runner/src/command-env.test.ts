@@ -1,7 +1,13 @@
 import { describe, expect, it, vi } from 'vitest';
 import { commandEnv, runShell } from './shell';
 
-const execution = { id: '7', jobId: '3', attempt: 2, scheduledFor: new Date('2026-01-01T00:00:00Z'), payload: { a: 1 } } as Parameters<typeof commandEnv>[0];
+const execution = {
+  id: '7',
+  jobId: '3',
+  attempt: 2,
+  scheduledFor: new Date('2026-01-01T00:00:00Z'),
+  payload: { a: 1 },
+} as Parameters<typeof commandEnv>[0];
 
 describe('commandEnv', () => {
   it("keeps the scheduler's secrets, SST's link key included, from a job's command", () => {
@@ -18,7 +24,14 @@ describe('commandEnv', () => {
       SST_RESOURCE_App: '{}',
       SST_RESOURCE_Database: '{"password":"p"}',
     });
-    expect(Object.keys(env).sort()).toEqual(['JOB_ATTEMPT', 'JOB_EXECUTION_ID', 'JOB_ID', 'JOB_PAYLOAD', 'JOB_SCHEDULED_FOR', 'PATH']);
+    expect(Object.keys(env).sort()).toEqual([
+      'JOB_ATTEMPT',
+      'JOB_EXECUTION_ID',
+      'JOB_ID',
+      'JOB_PAYLOAD',
+      'JOB_SCHEDULED_FOR',
+      'PATH',
+    ]);
     expect(env.JOB_PAYLOAD).toBe('{"a":1}');
   });
 });

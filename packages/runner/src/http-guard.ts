@@ -28,7 +28,8 @@ export function guardedLookup(policy: AddressPolicy, resolve: typeof dnsLookup =
           if (why) return callback(new AddressRefusedError(`${hostname} resolves to ${why}`), '', 0);
         }
       }
-      if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} resolves to no address`), { code: 'ENOTFOUND' }), '', 0);
+      if (addresses.length === 0)
+        return callback(Object.assign(new Error(`${hostname} resolves to no address`), { code: 'ENOTFOUND' }), '', 0);
       if (options.all) (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
       else callback(null, addresses[0]!.address, addresses[0]!.family);
     });

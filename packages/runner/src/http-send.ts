@@ -40,7 +40,15 @@ export function send(agent: Agent, output: CappedOutput, o: SendOptions): Promis
     else o.cancel.signal.addEventListener('abort', () => handler.cancel(), { once: true });
     if (handler.settled) return;
     agent.dispatch(
-      { origin: o.origin, path: o.path, method: o.method, headers: o.headers, body: o.body, headersTimeout: o.timeoutMs, bodyTimeout: o.timeoutMs },
+      {
+        origin: o.origin,
+        path: o.path,
+        method: o.method,
+        headers: o.headers,
+        body: o.body,
+        headersTimeout: o.timeoutMs,
+        bodyTimeout: o.timeoutMs,
+      },
       handler,
     );
   });

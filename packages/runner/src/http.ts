@@ -5,7 +5,16 @@
  * Outcome rules: 2xx succeeds; 408, 429, 5xx, connection errors and timeouts fail and are retried by the job's policy
  * (a `Retry-After` sets the earliest retry); a redirect (not followed), any other 4xx and a refused address are final.
  */
-import { createAddressPolicy, maskHeaders, type AddressPolicy, type Cancellation, type HttpTarget, type RunResult, type StartedExecution, type Tracing } from '@jobs/core';
+import {
+  createAddressPolicy,
+  maskHeaders,
+  type AddressPolicy,
+  type Cancellation,
+  type HttpTarget,
+  type RunResult,
+  type StartedExecution,
+  type Tracing,
+} from '@jobs/core';
 import { STATUS_CODES } from 'node:http';
 import type { Agent } from 'undici';
 import { ADDRESS_REFUSED, guardedAgent } from './http-guard';
@@ -27,7 +36,15 @@ export interface HttpOptions {
 }
 
 /** Response headers the output records (the rest are noise, or secrets such as Set-Cookie). */
-const RECORDED_HEADERS: ReadonlySet<string> = new Set(['content-type', 'content-length', 'location', 'retry-after', 'x-request-id', 'request-id', 'x-amzn-requestid']);
+const RECORDED_HEADERS: ReadonlySet<string> = new Set([
+  'content-type',
+  'content-length',
+  'location',
+  'retry-after',
+  'x-request-id',
+  'request-id',
+  'x-amzn-requestid',
+]);
 
 const USER_AGENT = 'jobs-scheduler/0.1';
 
@@ -76,7 +93,15 @@ function prepare(target: HttpTarget, policy: AddressPolicy, replaced: readonly s
   try {
     url = new URL(target.url);
   } catch {
-    return { refused: `not a URL: ${JSON.stringify(target.url)}`, origin: '', path: '', where: '', headers: [], body: null, signed: null };
+    return {
+      refused: `not a URL: ${JSON.stringify(target.url)}`,
+      origin: '',
+      path: '',
+      where: '',
+      headers: [],
+      body: null,
+      signed: null,
+    };
   }
   // An IP literal never reaches the guarded lookup: it is checked here (a changed HTTP_TARGET_ALLOW, a legacy row).
   const literal = policy.refuseLiteralHost(url);
@@ -117,9 +142,17 @@ export function createHttpTarget(options: Partial<HttpOptions> = {}) {
   const tracing = options.tracing ?? null;
   const prepared = new WeakMap<HttpTarget, PreparedTarget>();
   // What each attempt sets replaces the target's own header of that name (signature and traceparent only when on).
-  const replaced = [...PER_ATTEMPT_HEADERS, ...(signing ? ['jobs-signature'] : []), ...(tracing ? ['traceparent'] : [])];
+  const replaced = [
+    ...PER_ATTEMPT_HEADERS,
+    ...(signing ? ['jobs-signature'] : []),
+    ...(tracing ? ['traceparent'] : []),
+  ];
 
-  return async function runHttp(target: HttpTarget, execution: StartedExecution, cancel: Cancellation): Promise<RunResult> {
+  return async function runHttp(
+    target: HttpTarget,
+    execution: StartedExecution,
+    cancel: Cancellation,
+  ): Promise<RunResult> {
     let p = prepared.get(target);
     if (!p) prepared.set(target, (p = prepare(target, policy, replaced)));
     if (p.refused) return fail(p.refused, true);
@@ -128,13 +161,23 @@ export function createHttpTarget(options: Partial<HttpOptions> = {}) {
     const headers = p.headers.slice();
     // The idempotency key is the same for every retry of one chain (a replay starts a new chain): receivers
     // deduplicate on it.
-    headers.push('jobs-job-id', execution.jobId, 'jobs-execution-id', execution.id, 'jobs-attempt', `${execution.attempt}`, 'idempotency-key', `jobs-${execution.rootId}`);
+    headers.push(
+      'jobs-job-id',
+      execution.jobId,
+      'jobs-execution-id',
+      execution.id,
+      'jobs-attempt',
+      `${execution.attempt}`,
+      'idempotency-key',
+      `jobs-${execution.rootId}`,
+    );
     if (signing) {
       const bytes = request?.body ?? '';
       const nowMs = now();
       const second = Math.floor(nowMs / 1000);
       let signed = p.signed;
-      if (signed === null || signed.second !== second || signed.body !== bytes) p.signed = signed = { body: bytes, second, header: sign(bytes, nowMs)! };
+      if (signed === null || signed.second !== second || signed.body !== bytes)
+        p.signed = signed = { body: bytes, second, header: sign(bytes, nowMs)! };
       headers.push('jobs-signature', signed.header);
     }
 
@@ -169,7 +212,11 @@ export function createHttpTarget(options: Partial<HttpOptions> = {}) {
     const line = `HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}`;
     if (status >= 300 && status < 400) {
       const location = responseHeaders['location'];
-      return fail(`${line}: redirects are not followed${location ? ` (Location: ${String(location)})` : ''}`, true, text);
+      return fail(
+        `${line}: redirects are not followed${location ? ` (Location: ${String(location)})` : ''}`,
+        true,
+        text,
+      );
     }
     if (status === 408 || status === 429 || status >= 500) {
       return { ...fail(line, false, text), retryAfterMs: retryAfterMs(responseHeaders['retry-after'], now()) };

@@ -1,5 +1,12 @@
 /** @module @jobs/runner — runs one attempt: a supervised shell command, a handler, an HTTP request or a Lambda invoke. */
-export { createRunner, BUILTIN_HANDLERS, COMMANDS_DISABLED, type Handler, type HandlerContext, type RunnerOptions } from './runner';
+export {
+  createRunner,
+  BUILTIN_HANDLERS,
+  COMMANDS_DISABLED,
+  type Handler,
+  type HandlerContext,
+  type RunnerOptions,
+} from './runner';
 export { runShell, commandEnv, type ShellOptions } from './shell';
 export { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 export { findSupervisor, lookupUser, type Supervision } from './supervisor';

@@ -21,14 +21,22 @@ export interface LambdaOptions {
 
 export function lambdaClient(options: { endpoint?: string | null; region?: string } = {}): LambdaClient {
   // One attempt per Invoke: the job's retry policy decides about retries (and sees every one of them).
-  return new LambdaClient({ ...(options.endpoint ? { endpoint: options.endpoint } : {}), ...(options.region ? { region: options.region } : {}), maxAttempts: 1 });
+  return new LambdaClient({
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    ...(options.region ? { region: options.region } : {}),
+    maxAttempts: 1,
+  });
 }
 
 export function createLambdaTarget(options: LambdaOptions = {}) {
   let client = options.client ?? null;
   const limit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
 
-  return async function runLambda(target: LambdaTarget, execution: StartedExecution, signal: AbortSignal): Promise<RunResult> {
+  return async function runLambda(
+    target: LambdaTarget,
+    execution: StartedExecution,
+    signal: AbortSignal,
+  ): Promise<RunResult> {
     client ??= lambdaClient(options);
     const name = `${target.function}${target.qualifier ? `:${target.qualifier}` : ''}`;
     let response: InvokeCommandOutput;
@@ -47,18 +55,31 @@ export function createLambdaTarget(options: LambdaOptions = {}) {
       return invokeFailed(name, error);
     }
     const output = new CappedOutput(limit);
-    output.write(`invoked ${name} (version ${response.ExecutedVersion ?? 'unknown'}): status ${response.StatusCode ?? 'unknown'}\n`);
+    output.write(
+      `invoked ${name} (version ${response.ExecutedVersion ?? 'unknown'}): status ${response.StatusCode ?? 'unknown'}\n`,
+    );
     if (response.Payload) output.write(Buffer.from(response.Payload));
     const text = output.toString();
     if (response.FunctionError) {
-      return { ok: false, exitCode: null, output: text, error: `${name} failed: FunctionError ${response.FunctionError}` };
+      return {
+        ok: false,
+        exitCode: null,
+        output: text,
+        error: `${name} failed: FunctionError ${response.FunctionError}`,
+      };
     }
     return { ok: true, exitCode: null, output: text, error: null };
   };
 }
 
 function invokeFailed(name: string, error: unknown): RunResult {
-  const e = error as { name?: string; message?: string; $metadata?: { httpStatusCode?: number }; $retryable?: unknown; retryAfterSeconds?: string };
+  const e = error as {
+    name?: string;
+    message?: string;
+    $metadata?: { httpStatusCode?: number };
+    $retryable?: unknown;
+    retryAfterSeconds?: string;
+  };
   const status = e.$metadata?.httpStatusCode;
   const throttled = status === 429 || e.name === 'TooManyRequestsException' || e.name === 'ThrottlingException';
   // No HTTP status: the request never got an answer (connection refused, reset, DNS): worth another attempt.

@@ -29,7 +29,10 @@ export class CappedOutput {
   private readonly tailLimit: number;
   private cutNote: string | null = null;
 
-  constructor(limit: number = DEFAULT_OUTPUT_LIMIT, private readonly options: CappedOutputOptions = {}) {
+  constructor(
+    limit: number = DEFAULT_OUTPUT_LIMIT,
+    private readonly options: CappedOutputOptions = {},
+  ) {
     this.headLimit = Math.ceil(limit / 2);
     this.tailLimit = Math.floor(limit / 2);
   }
@@ -51,7 +54,8 @@ export class CappedOutput {
     this.tail.push(rest);
     this.tailBytes += rest.length;
     // Keep at most one chunk beyond what the tail needs, so memory stays near the limit however much is written.
-    while (this.tail.length > 1 && this.tailBytes - this.tail[0]!.length >= this.tailLimit) this.tailBytes -= this.tail.shift()!.length;
+    while (this.tail.length > 1 && this.tailBytes - this.tail[0]!.length >= this.tailLimit)
+      this.tailBytes -= this.tail.shift()!.length;
   }
 
   get truncated(): boolean {
@@ -80,7 +84,8 @@ export class CappedOutput {
   toString(): string {
     const note = this.cutNote === null ? '' : `\n${this.cutNote}`;
     // The common case, a short output in one chunk (or none): decoded as is, without copying it first.
-    if (this.tail.length === 0 && this.head.length <= 1) return (this.head.length === 0 ? '' : this.head[0]!.toString('utf8')) + note;
+    if (this.tail.length === 0 && this.head.length <= 1)
+      return (this.head.length === 0 ? '' : this.head[0]!.toString('utf8')) + note;
     const head = Buffer.concat(this.head);
     if (this.dropped <= 0) return Buffer.concat([head, ...this.tail]).toString('utf8') + note;
     const joined = Buffer.concat(this.tail);

@@ -58,7 +58,12 @@ export function createRunner(options: RunnerOptions = {}): Runner & { handlers: 
       if (execution.handler) {
         const handler = handlers.get(execution.handler);
         if (!handler) {
-          return { ok: false, exitCode: null, output: '', error: `no handler named ${JSON.stringify(execution.handler)} is registered in this worker` };
+          return {
+            ok: false,
+            exitCode: null,
+            output: '',
+            error: `no handler named ${JSON.stringify(execution.handler)} is registered in this worker`,
+          };
         }
         return runHandler(handler, execution, cancel, limit, options.liveOutput ?? null);
       }
@@ -66,7 +71,13 @@ export function createRunner(options: RunnerOptions = {}): Runner & { handlers: 
         if (options.commands === false) return { ok: false, exitCode: null, output: '', error: COMMANDS_DISABLED };
         return runShell(execution.command, execution, cancel.signal, options);
       }
-      return { ok: false, exitCode: null, output: '', error: 'job has no target (command, handler, http or lambda)', final: true };
+      return {
+        ok: false,
+        exitCode: null,
+        output: '',
+        error: 'job has no target (command, handler, http or lambda)',
+        final: true,
+      };
     },
   };
   return options.tracing ? { handlers, run: traceAttempts(runner, options.tracing).run } : runner;
@@ -97,7 +108,12 @@ async function runHandler(
     if (value !== undefined) output.write(typeof value === 'string' ? value : JSON.stringify(value));
     return { ok: true, exitCode: null, output: output.toString(), error: null };
   } catch (error) {
-    return { ok: false, exitCode: null, output: output.toString(), error: error instanceof Error ? error.message : String(error) };
+    return {
+      ok: false,
+      exitCode: null,
+      output: output.toString(),
+      error: error instanceof Error ? error.message : String(error),
+    };
   } finally {
     live?.end(execution.id);
   }
@@ -110,9 +126,13 @@ export const BUILTIN_HANDLERS: Record<string, Handler> = {
     new Promise<void>((resolve, reject) => {
       const ms = Math.max(0, Number((payload as { ms?: unknown } | null)?.ms ?? 0)) || 0;
       const timer = setTimeout(resolve, ms);
-      signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        reject(new Error(`aborted: ${String(signal.reason)}`));
-      }, { once: true });
+      signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          reject(new Error(`aborted: ${String(signal.reason)}`));
+        },
+        { once: true },
+      );
     }),
 };

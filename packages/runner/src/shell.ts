@@ -60,7 +60,10 @@ export function runShell(
   options: ShellOptions = {},
 ): Promise<RunResult> {
   const live = options.liveOutput ?? null;
-  const output = new CappedOutput(options.outputLimit ?? DEFAULT_OUTPUT_LIMIT, live ? { onChunk: (chunk) => live.append(execution.id, chunk) } : {});
+  const output = new CappedOutput(
+    options.outputLimit ?? DEFAULT_OUTPUT_LIMIT,
+    live ? { onChunk: (chunk) => live.append(execution.id, chunk) } : {},
+  );
   const killAfterMs = options.killAfterMs ?? 2000;
   const supervision = options.supervision ?? null;
   const done = new Promise<RunResult>((resolve) => {
@@ -69,7 +72,18 @@ export function runShell(
       return;
     }
     const [program, args] = supervision
-      ? [supervision.path, [...(supervision.user ? ['--user', supervision.user] : []), '--kill-after', String(killAfterMs), '--', '/bin/sh', '-c', command]]
+      ? [
+          supervision.path,
+          [
+            ...(supervision.user ? ['--user', supervision.user] : []),
+            '--kill-after',
+            String(killAfterMs),
+            '--',
+            '/bin/sh',
+            '-c',
+            command,
+          ],
+        ]
       : ['/bin/sh', ['-c', command]];
     const child = spawn(program, args, {
       // Its own session: a Ctrl-C meant for the worker does not reach the command (and kill(-pid) reaches its group).
@@ -95,7 +109,12 @@ export function runShell(
     child.stderr!.on('data', (chunk: Buffer) => output.write(chunk));
     child.on('error', (error) => {
       signal.removeEventListener('abort', kill);
-      resolve({ ok: false, exitCode: null, output: output.toString(), error: `could not start command: ${error.message}` });
+      resolve({
+        ok: false,
+        exitCode: null,
+        output: output.toString(),
+        error: `could not start command: ${error.message}`,
+      });
     });
     child.on('exit', () => {
       if (supervision) return; // the supervisor exits only once every process of the attempt is gone

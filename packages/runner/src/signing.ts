@@ -32,11 +32,17 @@ export function signer(secrets: readonly string[]): (body: string, nowMs: number
  * What a receiver does: true when `header` signs `body` with one of `secrets` and is at most `toleranceS` old.
  * @example verifySignature(req.headers['jobs-signature'], rawBody, [process.env.JOBS_SECRET])
  */
-export function verifySignature(header: string | null | undefined, body: string, secrets: readonly string[], options: { nowMs?: number; toleranceS?: number } = {}): boolean {
+export function verifySignature(
+  header: string | null | undefined,
+  body: string,
+  secrets: readonly string[],
+  options: { nowMs?: number; toleranceS?: number } = {},
+): boolean {
   const fields = new Map((header ?? '').split(',').map((p) => p.split('=', 2) as [string, string]));
   const t = Number(fields.get('t'));
   const v1 = Buffer.from(fields.get('v1') ?? '', 'hex');
-  if (!Number.isInteger(t) || Math.abs((options.nowMs ?? Date.now()) / 1000 - t) > (options.toleranceS ?? 300)) return false;
+  if (!Number.isInteger(t) || Math.abs((options.nowMs ?? Date.now()) / 1000 - t) > (options.toleranceS ?? 300))
+    return false;
   return secrets.some((secret) => {
     const expected = Buffer.from(sign(secret, t, body), 'hex');
     return expected.length === v1.length && timingSafeEqual(expected, v1);

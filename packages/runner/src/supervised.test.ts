@@ -11,9 +11,18 @@ const supervision: Supervision = { path: supervisor!, user: isRoot ? 'nobody' : 
 const dir = sharedDir('supervised');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const execution = { id: '1', jobId: '1', attempt: 1, scheduledFor: new Date(), payload: null } as unknown as StartedExecution;
-const run = (command: string, signal = new AbortController().signal, options: { killAfterMs?: number; env?: NodeJS.ProcessEnv } = {}) =>
-  runShell(command, execution, signal, { supervision, ...options });
+const execution = {
+  id: '1',
+  jobId: '1',
+  attempt: 1,
+  scheduledFor: new Date(),
+  payload: null,
+} as unknown as StartedExecution;
+const run = (
+  command: string,
+  signal = new AbortController().signal,
+  options: { killAfterMs?: number; env?: NodeJS.ProcessEnv } = {},
+) => runShell(command, execution, signal, { supervision, ...options });
 
 async function gone(marker: string, withinMs = 2000): Promise<number[]> {
   const deadline = Date.now() + withinMs;
@@ -54,7 +63,11 @@ describe('supervised commands', () => {
   it('ends every process of the attempt on abort, setsid and double-forked ones included, SIGKILL after the grace', async () => {
     const s = uniqueSleep(40);
     const abort = new AbortController();
-    const pending = run(`trap '' TERM; sleep ${s} & setsid sh -c 'sleep ${s} & sleep ${s}' & (sleep ${s} &) ; echo up; sleep ${s}`, abort.signal, { killAfterMs: 300 });
+    const pending = run(
+      `trap '' TERM; sleep ${s} & setsid sh -c 'sleep ${s} & sleep ${s}' & (sleep ${s} &) ; echo up; sleep ${s}`,
+      abort.signal,
+      { killAfterMs: 300 },
+    );
     await waitFor(() => processesWith(s).length >= 5);
     const before = Date.now();
     abort.abort('timeout');
@@ -82,23 +95,28 @@ describe('supervised commands', () => {
     expect(() => readFileSync(file)).toThrow(/ENOENT/);
   });
 
-  it.runIf(isRoot)('runs commands of a root worker as JOB_USER: no reading the worker\'s /proc, no signalling it, no privileges', async () => {
-    expect(lookupUser(supervision.path, 'nobody')).toEqual({ uid: 65534, gid: 65534 });
-    const result = await run(
-      [
-        'id -u',
-        `cat /proc/${process.pid}/environ > /dev/null 2>&1 && echo read-worker-environ`,
-        `kill -0 ${process.pid} 2>/dev/null && echo can-signal-worker`,
-        'kill -0 $PPID 2>/dev/null && echo can-signal-supervisor',
-        'grep NoNewPrivs /proc/self/status',
-        'echo "home=$HOME user=$USER"',
-      ].join('; '),
-    );
-    expect(result.output).toBe('65534\nNoNewPrivs:\t1\nhome=/nonexistent user=nobody\n');
-  });
+  it.runIf(isRoot)(
+    "runs commands of a root worker as JOB_USER: no reading the worker's /proc, no signalling it, no privileges",
+    async () => {
+      expect(lookupUser(supervision.path, 'nobody')).toEqual({ uid: 65534, gid: 65534 });
+      const result = await run(
+        [
+          'id -u',
+          `cat /proc/${process.pid}/environ > /dev/null 2>&1 && echo read-worker-environ`,
+          `kill -0 ${process.pid} 2>/dev/null && echo can-signal-worker`,
+          'kill -0 $PPID 2>/dev/null && echo can-signal-supervisor',
+          'grep NoNewPrivs /proc/self/status',
+          'echo "home=$HOME user=$USER"',
+        ].join('; '),
+      );
+      expect(result.output).toBe('65534\nNoNewPrivs:\t1\nhome=/nonexistent user=nobody\n');
+    },
+  );
 
   it('says so when the command cannot start as the job user', async () => {
-    const result = await runShell('echo hi', execution, new AbortController().signal, { supervision: { path: supervision.path, user: 'no-such-user-x' } });
+    const result = await runShell('echo hi', execution, new AbortController().signal, {
+      supervision: { path: supervision.path, user: 'no-such-user-x' },
+    });
     expect(result.ok).toBe(false);
     expect(result.output).toMatch(/no user named no-such-user-x/);
   });

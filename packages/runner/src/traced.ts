@@ -23,7 +23,11 @@ export function attemptAttributes(execution: StartedExecution): Record<string, s
 export function traceAttempts(runner: Runner, tracing: Tracing): Runner {
   return {
     async run(execution: StartedExecution, cancel: Cancellation): Promise<RunResult> {
-      const span = tracing.start('attempt', { kind: 'internal', parent: execution.traceparent ?? null, attributes: attemptAttributes(execution) });
+      const span = tracing.start('attempt', {
+        kind: 'internal',
+        parent: execution.traceparent ?? null,
+        attributes: attemptAttributes(execution),
+      });
       let result: RunResult | null = null;
       try {
         result = await runner.run({ ...execution, traceparent: span.traceparent }, cancel);
@@ -31,7 +35,9 @@ export function traceAttempts(runner: Runner, tracing: Tracing): Runner {
       } finally {
         span.setAttributes({
           outcome: result === null ? 'error' : result.ok ? 'succeeded' : 'failed',
-          ...(result?.exitCode !== null && result?.exitCode !== undefined ? { 'process.exit_code': result.exitCode } : {}),
+          ...(result?.exitCode !== null && result?.exitCode !== undefined
+            ? { 'process.exit_code': result.exitCode }
+            : {}),
         });
         // The status message names the failure's kind only: an error text may quote what the job printed.
         span.end(result?.ok ? null : 'attempt failed');
@@ -57,19 +63,29 @@ const NO_SPAN: TargetSpan = { headers: {}, end: () => undefined };
  *   const res = await fetch(url, { method: 'POST', headers: { ...headers, ...span.headers } });
  *   span.end({ status: res.status });
  */
-export function startTargetSpan(tracing: Tracing | null | undefined, execution: StartedExecution, request: { method: string; url: string | URL }): TargetSpan {
+export function startTargetSpan(
+  tracing: Tracing | null | undefined,
+  execution: StartedExecution,
+  request: { method: string; url: string | URL },
+): TargetSpan {
   if (!tracing) return NO_SPAN;
   const url = typeof request.url === 'string' ? new URL(request.url) : request.url;
   const span = tracing.start(`${request.method.toUpperCase()} ${url.host}`, {
     kind: 'client',
     parent: execution.traceparent ?? null,
-    attributes: { ...attemptAttributes(execution), 'http.request.method': request.method.toUpperCase(), 'server.address': url.hostname },
+    attributes: {
+      ...attemptAttributes(execution),
+      'http.request.method': request.method.toUpperCase(),
+      'server.address': url.hostname,
+    },
   });
   return {
     headers: { traceparent: span.traceparent },
     end({ status, error }) {
       if (status !== null && status !== undefined) span.setAttributes({ 'http.response.status_code': status });
-      span.end(error ? 'request failed' : status !== null && status !== undefined && status >= 500 ? `status ${status}` : null);
+      span.end(
+        error ? 'request failed' : status !== null && status !== undefined && status >= 500 ? `status ${status}` : null,
+      );
     },
   };
 }

@@ -44,7 +44,12 @@ export async function auditInsert(db: Queryable, entry: AuditEntry): Promise<voi
  * (none when it returns null: nothing changed). A failed insert of the audit row rolls the change back.
  * @example await audited(pool, audit, (db) => db.query(...), (result) => result ? audit : null)
  */
-export function audited<T>(pool: pg.Pool, audit: AuditEntry | undefined, work: (db: Queryable) => Promise<T>, entryOf: (result: T, audit: AuditEntry) => AuditEntry | null): Promise<T> {
+export function audited<T>(
+  pool: pg.Pool,
+  audit: AuditEntry | undefined,
+  work: (db: Queryable) => Promise<T>,
+  entryOf: (result: T, audit: AuditEntry) => AuditEntry | null,
+): Promise<T> {
   if (!audit) return work(pool);
   return transaction(pool, async (client) => {
     const result = await work(client);
@@ -60,7 +65,14 @@ export async function auditList(pool: pg.Pool, filter: AuditListFilter): Promise
      WHERE ($1::text IS NULL OR key_name = $1) AND ($2::text IS NULL OR action = $2) AND ($3::text IS NULL OR target = $3)
        AND ($4::bigint IS NULL OR id < $4) AND ($6::text IS NULL OR outcome = $6)
      ORDER BY id DESC LIMIT $5`,
-    [filter.keyName ?? null, filter.action ?? null, filter.target ?? null, filter.before ?? null, filter.limit, filter.outcome ?? null],
+    [
+      filter.keyName ?? null,
+      filter.action ?? null,
+      filter.target ?? null,
+      filter.before ?? null,
+      filter.limit,
+      filter.outcome ?? null,
+    ],
   );
   return rows.map((r) => ({
     id: r.id,

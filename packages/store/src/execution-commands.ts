@@ -12,7 +12,13 @@ import { CREATED_COLUMNS, EXECUTION_COLUMNS, flowKeySql, toCancelled, toCreated,
  */
 export async function executionTrigger(
   pool: pg.Pool,
-  input: { jobId: string; payload: unknown; idempotencyKey: string | null; traceparent?: string | null; audit?: AuditEntry },
+  input: {
+    jobId: string;
+    payload: unknown;
+    idempotencyKey: string | null;
+    traceparent?: string | null;
+    audit?: AuditEntry;
+  },
 ): Promise<{ execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null> {
   if (!isId(input.jobId)) return null;
   const payload = input.payload === null || input.payload === undefined ? null : JSON.stringify(input.payload);
@@ -31,10 +37,20 @@ export async function executionTrigger(
        WHERE $4::text IS NOT NULL
      )
      SELECT * FROM inserted`,
-    values: [input.jobId, payload, input.idempotencyKey, a?.keyName ?? null, a?.requestId ?? null, a?.source ?? null, input.traceparent ?? null],
+    values: [
+      input.jobId,
+      payload,
+      input.idempotencyKey,
+      a?.keyName ?? null,
+      a?.requestId ?? null,
+      a?.source ?? null,
+      input.traceparent ?? null,
+    ],
   });
   if (rows[0]) return { execution: toCreated(rows[0]), record: toExecution(rows[0]), created: true };
-  return input.idempotencyKey === null ? null : executionByIdempotencyKey(pool, { ...input, idempotencyKey: input.idempotencyKey });
+  return input.idempotencyKey === null
+    ? null
+    : executionByIdempotencyKey(pool, { ...input, idempotencyKey: input.idempotencyKey });
 }
 
 /**
@@ -61,7 +77,9 @@ export async function executionByIdempotencyKey(
     [input.jobId, input.idempotencyKey, payload],
   );
   const row = rows[0];
-  return row ? { execution: toCreated(row), record: toExecution(row), created: false, samePayload: row.same_payload } : null;
+  return row
+    ? { execution: toCreated(row), record: toExecution(row), created: false, samePayload: row.same_payload }
+    : null;
 }
 
 /** Many manual runs of one job in one statement (bulk enqueue). */
@@ -91,8 +109,8 @@ export async function executionCancel(
   const changedOnly = (result: Awaited<ReturnType<typeof cancel>>, entry: AuditEntry) =>
     result?.changed ? { ...entry, changes: { status: { old: result.changed.from, new: 'cancelled' } } } : null;
   const cancel = async (db: Pick<pg.Pool, 'query'>) => {
-  const { rows } = await db.query(
-    `WITH target AS (SELECT id, status FROM executions WHERE id = $1 FOR UPDATE),
+    const { rows } = await db.query(
+      `WITH target AS (SELECT id, status FROM executions WHERE id = $1 FOR UPDATE),
      changed AS (
        UPDATE executions e SET status = 'cancelled', finished_at = now(), error = 'cancelled by request', lease_expires_at = NULL
        FROM target t WHERE e.id = t.id AND t.status IN ('queued', 'retrying', 'running')
@@ -100,12 +118,12 @@ export async function executionCancel(
      ),
      counted AS (${countInMinutes('changed', "'cancelled'")})
      SELECT t.status, c.* FROM target t LEFT JOIN changed c ON true`,
-    [id],
-  );
-  const r = rows[0];
-  if (!r) return null;
-  if (!r.id) return { changed: null, status: r.status as ExecutionStatus };
-  return { status: 'cancelled' as const, changed: toCancelled(r) };
+      [id],
+    );
+    const r = rows[0];
+    if (!r) return null;
+    if (!r.id) return { changed: null, status: r.status as ExecutionStatus };
+    return { status: 'cancelled' as const, changed: toCancelled(r) };
   };
   return audited(pool, audit, cancel, changedOnly);
 }
@@ -122,8 +140,14 @@ export async function executionReplay(
   options: { force?: boolean; audit?: AuditEntry } = {},
 ): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus; replayedBy: string | null } | null> {
   if (!isId(id)) return null;
-  return audited(pool, options.audit, (db) => replay(db, id, options.force === true), (result, entry) =>
-    result?.execution ? { ...entry, changes: { replayed_by: { old: result.replayedBy, new: result.execution.id } } } : null,
+  return audited(
+    pool,
+    options.audit,
+    (db) => replay(db, id, options.force === true),
+    (result, entry) =>
+      result?.execution
+        ? { ...entry, changes: { replayed_by: { old: result.replayedBy, new: result.execution.id } } }
+        : null,
   );
 }
 
@@ -147,5 +171,9 @@ async function replay(db: Pick<pg.Pool, 'query'>, id: string, force: boolean) {
   );
   const r = rows[0];
   if (!r) return null;
-  return { status: r.source_status as ExecutionStatus, replayedBy: (r.source_replayed_by ?? null) as string | null, execution: r.id ? toCreated(r) : null };
+  return {
+    status: r.source_status as ExecutionStatus,
+    replayedBy: (r.source_replayed_by ?? null) as string | null,
+    execution: r.id ? toCreated(r) : null,
+  };
 }

@@ -1,9 +1,27 @@
 /** @module executions-read — reading executions: one, lists with keyset pagination, per-minute outcomes, chains (the stats: stats.ts). */
-import { EXECUTION_STATUSES, InvalidInputError, LIVE_STATUSES, type Execution, type ExecutionStatus, type ExecutionSummary, type ExecutionSummaryIso, type Lane } from '@jobs/core';
+import {
+  EXECUTION_STATUSES,
+  InvalidInputError,
+  LIVE_STATUSES,
+  type Execution,
+  type ExecutionStatus,
+  type ExecutionSummary,
+  type ExecutionSummaryIso,
+  type Lane,
+} from '@jobs/core';
 import type pg from 'pg';
 import { isId } from './jobs';
 import { transaction } from './transaction';
-import { EXECUTION_COLUMNS, EXECUTION_SUMMARY_COLUMNS, EXECUTION_SUMMARY_ISO_COLUMNS, ISO_PAGE_TYPES, PAGE_TYPES, toExecution, toExecutionSummary, toExecutionSummaryIso } from './rows';
+import {
+  EXECUTION_COLUMNS,
+  EXECUTION_SUMMARY_COLUMNS,
+  EXECUTION_SUMMARY_ISO_COLUMNS,
+  ISO_PAGE_TYPES,
+  PAGE_TYPES,
+  toExecution,
+  toExecutionSummary,
+  toExecutionSummaryIso,
+} from './rows';
 
 export interface ExecutionListFilter {
   jobId?: string;
@@ -38,12 +56,18 @@ function listSql(filter: { job: boolean; status: ExecutionStatus | null; names: 
     // The bulk of the history, with no index of its own: said as "none of the others", whose estimate is high with
     // statistics or without, so the planner walks the index in order and stops at the page (an equality estimated
     // at 0.5% on a fresh table made it fetch and sort every row below the cursor instead).
-    where.push(`status NOT IN (${EXECUTION_STATUSES.filter((x) => x !== 'succeeded').map((x) => `'${x}'`).join(', ')})`);
+    where.push(
+      `status NOT IN (${EXECUTION_STATUSES.filter((x) => x !== 'succeeded')
+        .map((x) => `'${x}'`)
+        .join(', ')})`,
+    );
   } else if (filter.status !== null) where.push(`status = '${filter.status}'`);
   // A subquery in the select list runs for the rows the limit lets through: one probe of the jobs' key a row. The
   // deleted test is in the select list, not the WHERE: there it made the live-name index (jobs_name_live) look
   // cheap without statistics, and each row walked all of it (10,700 buffers for a page).
-  const names = filter.names ? `, (SELECT CASE WHEN j.deleted_at IS NULL THEN j.name END FROM jobs j WHERE j.id = executions.job_id) AS job_name` : '';
+  const names = filter.names
+    ? `, (SELECT CASE WHEN j.deleted_at IS NULL THEN j.name END FROM jobs j WHERE j.id = executions.job_id) AS job_name`
+    : '';
   const columns = filter.iso ? EXECUTION_SUMMARY_ISO_COLUMNS : EXECUTION_SUMMARY_COLUMNS;
   return `SELECT ${columns}${names} FROM executions WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $2`;
 }
@@ -66,7 +90,10 @@ export const ORDERED_PLANS_SQL = `SELECT set_config('enable_bitmapscan', 'off', 
  * The statement executionList (executionListIso with `iso`) sends for `filter` (exported for the plan tests);
  * `ordered`: it runs after ORDERED_PLANS_SQL in one transaction.
  */
-export function executionListQuery(filter: ExecutionListFilter, iso = false): { text: string; values: unknown[]; ordered: boolean } {
+export function executionListQuery(
+  filter: ExecutionListFilter,
+  iso = false,
+): { text: string; values: unknown[]; ordered: boolean } {
   const status = filter.status ?? null;
   if (status !== null && !(EXECUTION_STATUSES as readonly string[]).includes(status)) {
     throw new InvalidInputError(`unknown status ${JSON.stringify(String(status).slice(0, 50))}`, 'status');
@@ -90,12 +117,19 @@ export async function executionList(pool: pg.Pool, filter: ExecutionListFilter):
  * The same page as the API sends it: the instants as ISO strings, read as text and never made into Dates (two
  * conversions of five instants a row, a fifth of a page's cost in the API), no output tail, no job names.
  */
-export async function executionListIso(pool: pg.Pool, filter: Omit<ExecutionListFilter, 'jobNames'>): Promise<ExecutionSummaryIso[]> {
+export async function executionListIso(
+  pool: pg.Pool,
+  filter: Omit<ExecutionListFilter, 'jobNames'>,
+): Promise<ExecutionSummaryIso[]> {
   if (filter.jobId !== undefined && !isId(filter.jobId)) return [];
   return (await listRows(pool, executionListQuery(filter, true), ISO_PAGE_TYPES)).map(toExecutionSummaryIso);
 }
 
-async function listRows(pool: pg.Pool, { text, values, ordered }: ReturnType<typeof executionListQuery>, types: pg.CustomTypesConfig): Promise<unknown[]> {
+async function listRows(
+  pool: pg.Pool,
+  { text, values, ordered }: ReturnType<typeof executionListQuery>,
+  types: pg.CustomTypesConfig,
+): Promise<unknown[]> {
   const query = { text, values, types };
   const { rows } = ordered
     ? await transaction(pool, async (client) => {
@@ -175,7 +209,8 @@ export async function executionOutcomesPerMinute(pool: pg.Pool, minutes = 60): P
     const minute = r.minute as Date;
     let entry = byMinute.get(minute.getTime());
     if (!entry) byMinute.set(minute.getTime(), (entry = { minute, succeeded: 0, failed: 0, dead: 0 }));
-    if (r.status === 'succeeded' || r.status === 'failed' || r.status === 'dead') entry[r.status as 'succeeded'] += Number(r.n);
+    if (r.status === 'succeeded' || r.status === 'failed' || r.status === 'dead')
+      entry[r.status as 'succeeded'] += Number(r.n);
   }
   return [...byMinute.values()];
 }

@@ -32,7 +32,9 @@ export interface TraceRead {
   traceparent: boolean;
 }
 
-const STARTED_COLUMNS = (read: TraceRead) => `e.id, e.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
+const STARTED_COLUMNS = (
+  read: TraceRead,
+) => `e.id, e.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
   e.priority, e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.http, j.lambda, j.timeout_ms,
   j.max_retries, j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap, e.flow_key,
   j.version AS job_version${read.traceparent ? ', e.traceparent' : ''}`;
@@ -109,7 +111,10 @@ export async function executionsLoad(
      SELECT c.*, v.version AS job_version FROM claimed c JOIN versions v ON v.id = c.job_id`,
     values: [claims.map((c) => c.id)],
   });
-  const jobs = await definitions.get(pool, rows.map((r) => ({ id: r.job_id as string, version: r.job_version as number })));
+  const jobs = await definitions.get(
+    pool,
+    rows.map((r) => ({ id: r.job_id as string, version: r.job_version as number })),
+  );
   const loaded: StartedExecution[] = [];
   for (const r of rows) {
     const job = jobs.get(r.job_id);
@@ -230,14 +235,17 @@ export async function executionsRecord(
   input: { workerId: string; leaseMs: number; starts: StartRecord[]; outcomes: Outcome[] },
 ): Promise<RecordResult> {
   const { starts, outcomes } = input;
-  if (starts.length === 0 && outcomes.length === 0) return { started: new Set(), recorded: [], rejected: [], retries: [] };
+  if (starts.length === 0 && outcomes.length === 0)
+    return { started: new Set(), recorded: [], rejected: [], retries: [] };
   const { rows } = await pool.query({
     name: 'executions_record',
     text: RECORD_SQL,
     values: [
       input.workerId,
       input.leaseMs,
-      JSON.stringify(starts.map((s) => ({ id: s.id, token: s.token, elapsed_ms: s.elapsedMs, job_version: s.jobVersion ?? null }))),
+      JSON.stringify(
+        starts.map((s) => ({ id: s.id, token: s.token, elapsed_ms: s.elapsedMs, job_version: s.jobVersion ?? null })),
+      ),
       JSON.stringify(
         outcomes.map((o) => ({
           id: o.id,
@@ -255,7 +263,11 @@ export async function executionsRecord(
       ),
     ],
   });
-  const row = rows[0] as { started: string[]; done: string[]; retries: (Record<string, unknown> & { scheduled_for: string })[] };
+  const row = rows[0] as {
+    started: string[];
+    done: string[];
+    retries: (Record<string, unknown> & { scheduled_for: string })[];
+  };
   const started = new Set(row.started);
   const done = new Set(row.done);
   const retries = row.retries.map((r) => toCreated({ ...r, scheduled_for: new Date(r.scheduled_for) }));
@@ -269,7 +281,12 @@ export async function executionsRecord(
 
 /** Outcomes alone (the reaper's writes). */
 export async function executionsFinish(pool: pg.Pool, outcomes: Outcome[]): Promise<FinishResult> {
-  const { recorded, rejected, retries } = await executionsRecord(pool, { workerId: '', leaseMs: 0, starts: [], outcomes });
+  const { recorded, rejected, retries } = await executionsRecord(pool, {
+    workerId: '',
+    leaseMs: 0,
+    starts: [],
+    outcomes,
+  });
   return { recorded, rejected, retries };
 }
 
@@ -297,7 +314,10 @@ export async function executionsHeartbeat(
  * Fenced like an outcome, and never over anything: the row must be final, hold this attempt's token (or none: it
  * was cancelled before its start was recorded) and have no output yet.
  */
-export async function executionsKeepOutput(pool: pg.Pool, items: { id: string; token: string; output: string }[]): Promise<Set<string>> {
+export async function executionsKeepOutput(
+  pool: pg.Pool,
+  items: { id: string; token: string; output: string }[],
+): Promise<Set<string>> {
   if (items.length === 0) return new Set();
   const { rows } = await pool.query(
     `WITH input AS (SELECT * FROM json_to_recordset($1::json) AS i(id bigint, token text, output text))

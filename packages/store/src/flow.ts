@@ -20,12 +20,18 @@ export interface LaneRow extends LaneState {
 const toLane = (r: any): LaneRow => ({ lane: r.lane, paused: r.paused, version: r.version, pausedAt: r.paused_at });
 
 export async function laneList(pool: pg.Pool): Promise<LaneRow[]> {
-  const { rows } = await pool.query(`SELECT lane, paused, version::text AS version, paused_at FROM lanes ORDER BY lane DESC`);
+  const { rows } = await pool.query(
+    `SELECT lane, paused, version::text AS version, paused_at FROM lanes ORDER BY lane DESC`,
+  );
   return rows.map(toLane);
 }
 
 /** Pauses or resumes a lane; every call is a new version (so the latest write to Redis wins). */
-export async function laneSetPaused(pool: pg.Pool, input: { lane: Lane; paused: boolean }, audit?: AuditEntry): Promise<LaneRow> {
+export async function laneSetPaused(
+  pool: pg.Pool,
+  input: { lane: Lane; paused: boolean },
+  audit?: AuditEntry,
+): Promise<LaneRow> {
   const set = async (db: Queryable) => {
     // Safe to send twice on a new connection (without an audit row): a second run sets the same state under a newer version.
     const { rows } = await db.query(
@@ -40,7 +46,10 @@ export async function laneSetPaused(pool: pg.Pool, input: { lane: Lane; paused: 
     );
     return { lane: toLane(rows[0]), wasPaused: rows[0].was_paused as boolean };
   };
-  const result = await audited(pool, audit, set, (r, entry) => ({ ...entry, changes: { paused: { old: r.wasPaused, new: input.paused } } }));
+  const result = await audited(pool, audit, set, (r, entry) => ({
+    ...entry,
+    changes: { paused: { old: r.wasPaused, new: input.paused } },
+  }));
   return result.lane;
 }
 
@@ -55,12 +64,15 @@ export async function flowSnapshot(
   // Three queries rather than one OR. The recently changed jobs are found by a scan of jobs (once per reconciler
   // pass): an index on updated_at would cost every tick's update of next_run_at an index insert.
   const [named, changed, limited] = await Promise.all([
-    input.jobIds.length === 0 ? null : pool.query(`SELECT ${columns} FROM jobs WHERE id = ANY($1::bigint[])`, [input.jobIds.filter(isId)]),
+    input.jobIds.length === 0
+      ? null
+      : pool.query(`SELECT ${columns} FROM jobs WHERE id = ANY($1::bigint[])`, [input.jobIds.filter(isId)]),
     input.changedWithinMs === undefined
       ? null
-      : pool.query(`SELECT ${columns} FROM jobs WHERE updated_at > now() - make_interval(secs => $1::double precision / 1000)`, [
-          input.changedWithinMs,
-        ]),
+      : pool.query(
+          `SELECT ${columns} FROM jobs WHERE updated_at > now() - make_interval(secs => $1::double precision / 1000)`,
+          [input.changedWithinMs],
+        ),
     input.full ? pool.query(`SELECT ${columns} FROM jobs WHERE limited AND deleted_at IS NULL`) : null,
   ]);
   const byId = new Map<string, FlowJob>();

@@ -66,32 +66,46 @@ export function createStore(
     jobNames: (ids: readonly string[], options?: { live?: boolean }) => jobs.jobNames(pool, ids, options),
     jobList: (filter: jobs.JobListFilter) => jobs.jobList(pool, filter),
     jobChoices: (limit: number) => jobs.jobChoices(pool, limit),
-    jobSetStatus: (input: Parameters<typeof jobs.jobSetStatus>[1], audit?: AuditEntry) => jobs.jobSetStatus(pool, input, audit),
+    jobSetStatus: (input: Parameters<typeof jobs.jobSetStatus>[1], audit?: AuditEntry) =>
+      jobs.jobSetStatus(pool, input, audit),
     jobDelete: (id: string, audit?: AuditEntry) => jobs.jobDelete(pool, id, audit),
     jobsMaterialiseDue: (input: Parameters<typeof jobs.jobsMaterialiseDue>[1]) => jobs.jobsMaterialiseDue(pool, input),
     // jobs that change
     jobGetByName: (name: string) => jobs.jobGetByName(pool, name),
-    jobInsertIfAbsent: (spec: Parameters<typeof jobs.jobInsertIfAbsent>[1], audit?: AuditEntry) => jobs.jobInsertIfAbsent(pool, spec, audit),
+    jobInsertIfAbsent: (spec: Parameters<typeof jobs.jobInsertIfAbsent>[1], audit?: AuditEntry) =>
+      jobs.jobInsertIfAbsent(pool, spec, audit),
     jobUpdate: (input: Parameters<typeof edits.jobUpdate>[1]) => edits.jobUpdate(pool, input),
     jobVersions: (jobId: string) => edits.jobVersions(pool, jobId),
-    executionsBackfill: (input: Parameters<typeof edits.executionsBackfill>[1]) => edits.executionsBackfill(pool, input),
-    executionsAtFireTimes: (input: Parameters<typeof edits.executionsAtFireTimes>[1]) => edits.executionsAtFireTimes(pool, input),
+    executionsBackfill: (input: Parameters<typeof edits.executionsBackfill>[1]) =>
+      edits.executionsBackfill(pool, input),
+    executionsAtFireTimes: (input: Parameters<typeof edits.executionsAtFireTimes>[1]) =>
+      edits.executionsAtFireTimes(pool, input),
     // executions: worker hot path and recovery
-    executionsLoad: (claims: Parameters<typeof executions.executionsLoad>[2]) => executions.executionsLoad(pool, definitions, claims, read),
-    executionsStart: (input: Parameters<typeof executions.executionsStart>[1]) => executions.executionsStart(pool, input, read),
-    executionsRecord: (input: Parameters<typeof executions.executionsRecord>[1]) => executions.executionsRecord(pool, input),
-    executionsFinish: (outcomes: Parameters<typeof executions.executionsFinish>[1]) => executions.executionsFinish(pool, outcomes),
-    executionsHeartbeat: (input: Parameters<typeof executions.executionsHeartbeat>[1]) => executions.executionsHeartbeat(pool, input),
-    executionsKeepOutput: (items: Parameters<typeof executions.executionsKeepOutput>[1]) => executions.executionsKeepOutput(pool, items),
-    executionsRelease: (claims: Parameters<typeof executions.executionsRelease>[1]) => executions.executionsRelease(pool, claims),
+    executionsLoad: (claims: Parameters<typeof executions.executionsLoad>[2]) =>
+      executions.executionsLoad(pool, definitions, claims, read),
+    executionsStart: (input: Parameters<typeof executions.executionsStart>[1]) =>
+      executions.executionsStart(pool, input, read),
+    executionsRecord: (input: Parameters<typeof executions.executionsRecord>[1]) =>
+      executions.executionsRecord(pool, input),
+    executionsFinish: (outcomes: Parameters<typeof executions.executionsFinish>[1]) =>
+      executions.executionsFinish(pool, outcomes),
+    executionsHeartbeat: (input: Parameters<typeof executions.executionsHeartbeat>[1]) =>
+      executions.executionsHeartbeat(pool, input),
+    executionsKeepOutput: (items: Parameters<typeof executions.executionsKeepOutput>[1]) =>
+      executions.executionsKeepOutput(pool, items),
+    executionsRelease: (claims: Parameters<typeof executions.executionsRelease>[1]) =>
+      executions.executionsRelease(pool, claims),
     executionsLeaseExpired: (limit: number) => executions.executionsLeaseExpired(pool, limit),
-    executionsWaitingPage: (input: Parameters<typeof executions.executionsWaitingPage>[1]) => executions.executionsWaitingPage(pool, input),
+    executionsWaitingPage: (input: Parameters<typeof executions.executionsWaitingPage>[1]) =>
+      executions.executionsWaitingPage(pool, input),
     executionsWaiting: (ids: readonly string[]) => executions.executionsWaiting(pool, ids),
     // executions: commands and reads
     executionTrigger: (input: Parameters<typeof commands.executionTrigger>[1]) => triggers.trigger(input),
-    executionsEnqueueMany: (input: Parameters<typeof commands.executionsEnqueueMany>[1]) => commands.executionsEnqueueMany(pool, input),
+    executionsEnqueueMany: (input: Parameters<typeof commands.executionsEnqueueMany>[1]) =>
+      commands.executionsEnqueueMany(pool, input),
     executionCancel: (id: string, audit?: AuditEntry) => commands.executionCancel(pool, id, audit),
-    executionReplay: (id: string, options?: { force?: boolean; audit?: AuditEntry }) => commands.executionReplay(pool, id, options),
+    executionReplay: (id: string, options?: { force?: boolean; audit?: AuditEntry }) =>
+      commands.executionReplay(pool, id, options),
     executionGet: (id: string) => reads.executionGet(pool, id),
     executionList: (filter: reads.ExecutionListFilter) => reads.executionList(pool, filter),
     executionListIso: (filter: Omit<reads.ExecutionListFilter, 'jobNames'>) => reads.executionListIso(pool, filter),
@@ -102,25 +116,30 @@ export function createStore(
     executionChain: (id: string) => reads.executionChain(pool, id),
     // retention
     executionsPrune: (input: Parameters<typeof retention.executionsPrune>[1]) => retention.executionsPrune(pool, input),
-    jobsWithShortRetention: (input: Parameters<typeof retention.jobsWithShortRetention>[1]) => retention.jobsWithShortRetention(pool, input),
-    executionMinutesPrune: (input: Parameters<typeof minutes.executionMinutesPrune>[1]) => minutes.executionMinutesPrune(pool, input),
+    jobsWithShortRetention: (input: Parameters<typeof retention.jobsWithShortRetention>[1]) =>
+      retention.jobsWithShortRetention(pool, input),
+    executionMinutesPrune: (input: Parameters<typeof minutes.executionMinutesPrune>[1]) =>
+      minutes.executionMinutesPrune(pool, input),
     // flow control
     flowSnapshot: (input: Parameters<typeof flow.flowSnapshot>[1]) => flow.flowSnapshot(pool, input),
     executionsFinal: (ids: readonly string[]) => flow.executionsFinal(pool, ids),
     laneList: () => flow.laneList(pool),
-    laneSetPaused: (input: Parameters<typeof flow.laneSetPaused>[1], audit?: AuditEntry) => flow.laneSetPaused(pool, input, audit),
+    laneSetPaused: (input: Parameters<typeof flow.laneSetPaused>[1], audit?: AuditEntry) =>
+      flow.laneSetPaused(pool, input, audit),
     executionsRetag: (jobId: string) => flow.executionsRetag(pool, jobId),
     // access: audit trail, dashboard sessions, sign-in failures
     auditInsert: (entry: AuditEntry) => audit.auditInsert(pool, entry),
     auditList: (filter: audit.AuditListFilter) => audit.auditList(pool, filter),
     auditPrune: (input: Parameters<typeof audit.auditPrune>[1]) => audit.auditPrune(pool, input),
-    sessionInsert: (input: Parameters<typeof sessions.sessionInsert>[1], entry: AuditEntry) => sessions.sessionInsert(pool, input, entry),
+    sessionInsert: (input: Parameters<typeof sessions.sessionInsert>[1], entry: AuditEntry) =>
+      sessions.sessionInsert(pool, input, entry),
     sessionGet: (tokenHash: Buffer, now: Date) => sessions.sessionGet(pool, tokenHash, now),
     sessionEnd: (tokenHash: Buffer, entry?: AuditEntry) => sessions.sessionEnd(pool, tokenHash, entry),
     sessionListLive: (input: Parameters<typeof sessions.sessionListLive>[1]) => sessions.sessionListLive(pool, input),
     sessionsPrune: (input: Parameters<typeof sessions.sessionsPrune>[1]) => sessions.sessionsPrune(pool, input),
     signInFailures: (input: Parameters<typeof sessions.signInFailures>[1]) => sessions.signInFailures(pool, input),
-    signInFailed: (input: Parameters<typeof sessions.signInFailed>[1], entry: AuditEntry) => sessions.signInFailed(pool, input, entry),
+    signInFailed: (input: Parameters<typeof sessions.signInFailed>[1], entry: AuditEntry) =>
+      sessions.signInFailed(pool, input, entry),
     // metrics (the Prometheus scrape) and the fold that keeps its counters monotonic
     metricsSnapshot: metrics.metricsReader(pool),
     totalsFold: () => metrics.totalsFold(pool),

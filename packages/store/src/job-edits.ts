@@ -3,7 +3,17 @@
  * executions, the version history, and backfilled fire times. Each write holds the job's row lock (FOR UPDATE, the
  * lock the tick takes with SKIP LOCKED), so a tick never plans from a schedule an edit is replacing.
  */
-import { ConflictError, type AuditEntry, type ChangedExecution, type CreatedExecution, type Job, type JobChange, type JobUpdate, type JobVersion, type MovedExecution } from '@jobs/core';
+import {
+  ConflictError,
+  type AuditEntry,
+  type ChangedExecution,
+  type CreatedExecution,
+  type Job,
+  type JobChange,
+  type JobUpdate,
+  type JobVersion,
+  type MovedExecution,
+} from '@jobs/core';
 import type pg from 'pg';
 import { auditInsert } from './audit';
 import { cancelLive, isId, specColumns } from './jobs';
@@ -20,7 +30,9 @@ export async function jobUpdate(
   if (!isId(input.id)) return null;
   try {
     return await transaction(pool, async (client) => {
-      const locked = await client.query(`SELECT version FROM jobs WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`, [input.id]);
+      const locked = await client.query(`SELECT version FROM jobs WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`, [
+        input.id,
+      ]);
       if (locked.rows.length === 0) return null;
       if (locked.rows[0].version !== input.expectedVersion) return 'stale' as const;
       const { names, values } = specColumns(input.spec);
@@ -43,9 +55,13 @@ export async function jobUpdate(
         // Fire times of the old schedule that are due already stay (they were due before the edit); later ones go.
         cancelled = input.schedule.cancelAll
           ? await cancelLive(client, input.id, `trigger IN ('cron', 'once') AND status = 'queued'`, 'job edited')
-          : await cancelLive(client, input.id, `trigger IN ('cron', 'once') AND status = 'queued' AND scheduled_for > $3`, 'job edited', [
-              input.schedule.cancelFrom,
-            ]);
+          : await cancelLive(
+              client,
+              input.id,
+              `trigger IN ('cron', 'once') AND status = 'queued' AND scheduled_for > $3`,
+              'job edited',
+              [input.schedule.cancelFrom],
+            );
       }
       const moved = input.moveWaiting ? await moveWaiting(client, input.id) : [];
       if (input.audit) await auditInsert(client, input.audit);
@@ -96,7 +112,13 @@ export async function jobVersions(pool: pg.Pool, jobId: string): Promise<JobVers
   if (rows.length === 0) return null;
   return rows
     .filter((r) => r.version !== null)
-    .map((r) => ({ jobId: r.job_id, version: r.version, actor: r.actor, changes: r.changes as JobChange[], createdAt: r.created_at }));
+    .map((r) => ({
+      jobId: r.job_id,
+      version: r.version,
+      actor: r.actor,
+      changes: r.changes as JobChange[],
+      createdAt: r.created_at,
+    }));
 }
 
 /**
@@ -107,7 +129,10 @@ export async function jobVersions(pool: pg.Pool, jobId: string): Promise<JobVers
  * The executions that already hold some of these fire times of a job (scheduled or backfilled, not cancelled): what a
  * backfill of them skips. Probes the two partial unique indexes, like executionsBackfill.
  */
-export async function executionsAtFireTimes(pool: pg.Pool, input: { jobId: string; fireTimes: Date[] }): Promise<{ fireTime: Date; executionId: string }[]> {
+export async function executionsAtFireTimes(
+  pool: pg.Pool,
+  input: { jobId: string; fireTimes: Date[] },
+): Promise<{ fireTime: Date; executionId: string }[]> {
   if (!isId(input.jobId) || input.fireTimes.length === 0) return [];
   const { rows } = await pool.query(
     `SELECT x.scheduled_for, min(x.id)::text AS id
@@ -120,10 +145,15 @@ export async function executionsAtFireTimes(pool: pg.Pool, input: { jobId: strin
   return rows.map((r) => ({ fireTime: r.scheduled_for as Date, executionId: r.id as string }));
 }
 
-export async function executionsBackfill(pool: pg.Pool, input: { jobId: string; fireTimes: Date[]; audit?: AuditEntry }): Promise<CreatedExecution[] | null> {
+export async function executionsBackfill(
+  pool: pg.Pool,
+  input: { jobId: string; fireTimes: Date[]; audit?: AuditEntry },
+): Promise<CreatedExecution[] | null> {
   if (!isId(input.jobId)) return null;
   return transaction(pool, async (client) => {
-    const locked = await client.query(`SELECT id FROM jobs WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`, [input.jobId]);
+    const locked = await client.query(`SELECT id FROM jobs WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`, [
+      input.jobId,
+    ]);
     if (locked.rows.length === 0) return null;
     // Two NOT EXISTS, each matching the predicate of one partial unique index, so each is an index probe.
     const { rows } = await client.query(
@@ -140,7 +170,10 @@ export async function executionsBackfill(pool: pg.Pool, input: { jobId: string; 
       [input.jobId, input.fireTimes],
     );
     if (input.audit && rows.length > 0) {
-      await auditInsert(client, { ...input.audit, changes: { ...input.audit.changes, created: { old: 0, new: rows.length } } });
+      await auditInsert(client, {
+        ...input.audit,
+        changes: { ...input.audit.changes, created: { old: 0, new: rows.length } },
+      });
     }
     return rows.map(toCreated);
   });

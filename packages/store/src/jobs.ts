@@ -1,5 +1,17 @@
 /** @module jobs — all SQL on the jobs table: insert, read, list, status changes, delete, and the tick's claim. */
-import { ConflictError, InvalidInputError, NO_LIMITS, parseJsonPointer, type AuditEntry, type ChangedExecution, type FirePlan, type FlowLimits, type Job, type JobSpec, type MaterialiseResult } from '@jobs/core';
+import {
+  ConflictError,
+  InvalidInputError,
+  NO_LIMITS,
+  parseJsonPointer,
+  type AuditEntry,
+  type ChangedExecution,
+  type FirePlan,
+  type FlowLimits,
+  type Job,
+  type JobSpec,
+  type MaterialiseResult,
+} from '@jobs/core';
 import type pg from 'pg';
 import { audited, auditInsert, type Queryable } from './audit';
 import { countInMinutes } from './minutes';
@@ -22,8 +34,13 @@ export function limitColumns(limits: FlowLimits): unknown[] {
   const path = pointer === null ? null : parseJsonPointer(pointer);
   if (path && !path.ok) throw new InvalidInputError(`concurrency_key: ${path.error}`, 'concurrency_key');
   return [
-    limits.maxConcurrency, pointer, path?.ok ? path.path : null, limits.maxConcurrencyPerKey, limits.rateLimit?.limit ?? null,
-    limits.rateLimit?.periodMs ?? null, limits.rateLimit?.perKey ?? false,
+    limits.maxConcurrency,
+    pointer,
+    path?.ok ? path.path : null,
+    limits.maxConcurrencyPerKey,
+    limits.rateLimit?.limit ?? null,
+    limits.rateLimit?.periodMs ?? null,
+    limits.rateLimit?.perKey ?? false,
   ];
 }
 
@@ -59,7 +76,15 @@ export function specColumns(spec: JobSpec): { names: string[]; values: unknown[]
     ['managed_by', spec.managedBy ?? null],
   ];
   const limits = limitColumns(spec.limits ?? NO_LIMITS);
-  const limitNames = ['max_concurrency', 'concurrency_key', 'concurrency_key_path', 'max_concurrency_per_key', 'rate_limit', 'rate_period_ms', 'rate_per_key'];
+  const limitNames = [
+    'max_concurrency',
+    'concurrency_key',
+    'concurrency_key_path',
+    'max_concurrency_per_key',
+    'rate_limit',
+    'rate_period_ms',
+    'rate_per_key',
+  ];
   limitNames.forEach((name, i) => columns.push([name, limits[i]]));
   return { names: columns.map((c) => c[0]), values: columns.map((c) => c[1]) };
 }
@@ -68,20 +93,42 @@ export function specColumns(spec: JobSpec): { names: string[]; values: unknown[]
  * Inserts a job and its version 1 (by `actor`) in one statement. `ifAbsent`: a live job with the name already
  * there gives null instead of a ConflictError (a concurrent insert of the name waits for the other, then yields).
  */
-export async function jobInsert(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null; actor?: string }, audit?: AuditEntry): Promise<Job> {
+export async function jobInsert(
+  pool: pg.Pool,
+  spec: JobSpec & { nextRunAt: Date | null; actor?: string },
+  audit?: AuditEntry,
+): Promise<Job> {
   return (await jobInsertIfAbsentOr(pool, spec, false, audit))!;
 }
 
-export function jobInsertIfAbsent(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null; actor: string }, audit?: AuditEntry): Promise<Job | null> {
+export function jobInsertIfAbsent(
+  pool: pg.Pool,
+  spec: JobSpec & { nextRunAt: Date | null; actor: string },
+  audit?: AuditEntry,
+): Promise<Job | null> {
   return jobInsertIfAbsentOr(pool, spec, true, audit);
 }
 
 /** The insert, with its audit row (naming the new id) in the same transaction; none when nothing was inserted. */
-function jobInsertIfAbsentOr(pool: pg.Pool, spec: JobSpec & { nextRunAt: Date | null; actor?: string }, ifAbsent: boolean, audit?: AuditEntry) {
-  return audited(pool, audit, (db) => insertJob(db, spec, ifAbsent), (job, entry) => (job ? { ...entry, target: `job:${job.id}` } : null));
+function jobInsertIfAbsentOr(
+  pool: pg.Pool,
+  spec: JobSpec & { nextRunAt: Date | null; actor?: string },
+  ifAbsent: boolean,
+  audit?: AuditEntry,
+) {
+  return audited(
+    pool,
+    audit,
+    (db) => insertJob(db, spec, ifAbsent),
+    (job, entry) => (job ? { ...entry, target: `job:${job.id}` } : null),
+  );
 }
 
-async function insertJob(pool: Queryable, spec: JobSpec & { nextRunAt: Date | null; actor?: string }, ifAbsent: boolean): Promise<Job | null> {
+async function insertJob(
+  pool: Queryable,
+  spec: JobSpec & { nextRunAt: Date | null; actor?: string },
+  ifAbsent: boolean,
+): Promise<Job | null> {
   const { names, values } = specColumns(spec);
   const params = values.map((_, i) => `$${i + 3}`).join(', ');
   const conflict = ifAbsent ? 'ON CONFLICT (name) WHERE deleted_at IS NULL DO NOTHING' : '';
@@ -121,7 +168,11 @@ export async function jobGet(pool: pg.Pool, id: string): Promise<Job | null> {
  * Names of the jobs among `ids`, in one statement: deleted ones included (their attempts may still be counted
  * somewhere), unless `live`.
  */
-export async function jobNames(pool: pg.Pool, ids: readonly string[], options: { live?: boolean } = {}): Promise<Map<string, string>> {
+export async function jobNames(
+  pool: pg.Pool,
+  ids: readonly string[],
+  options: { live?: boolean } = {},
+): Promise<Map<string, string>> {
   const valid = [...new Set(ids.filter(isId))];
   if (valid.length === 0) return new Map();
   const { rows } = await pool.query(
@@ -133,7 +184,9 @@ export async function jobNames(pool: pg.Pool, ids: readonly string[], options: {
 
 /** Ids and names of the newest live jobs (a filter's choices): no per-job read of the history, unlike jobList. */
 export async function jobChoices(pool: pg.Pool, limit: number): Promise<{ id: string; name: string }[]> {
-  const { rows } = await pool.query(`SELECT id, name FROM jobs WHERE deleted_at IS NULL ORDER BY id DESC LIMIT $1`, [limit]);
+  const { rows } = await pool.query(`SELECT id, name FROM jobs WHERE deleted_at IS NULL ORDER BY id DESC LIMIT $1`, [
+    limit,
+  ]);
   return rows.map((r) => ({ id: r.id as string, name: r.name as string }));
 }
 
@@ -170,13 +223,21 @@ export async function jobSetStatus(
     if (input.status === 'paused') {
       cancelled = await cancelLive(client, input.id, `trigger IN ('cron', 'once') AND status = 'queued'`, 'job paused');
     }
-    if (audit) await auditInsert(client, { ...audit, changes: { status: { old: updated.rows[0].old_status, new: input.status } } });
+    if (audit)
+      await auditInsert(client, {
+        ...audit,
+        changes: { status: { old: updated.rows[0].old_status, new: input.status } },
+      });
     return { job: toJob(updated.rows[0]), cancelled };
   });
 }
 
 /** Soft delete: no further runs, live executions cancelled (running ones are killed by their worker), history kept. */
-export async function jobDelete(pool: pg.Pool, id: string, audit?: AuditEntry): Promise<{ cancelled: ChangedExecution[] } | null> {
+export async function jobDelete(
+  pool: pg.Pool,
+  id: string,
+  audit?: AuditEntry,
+): Promise<{ cancelled: ChangedExecution[] } | null> {
   if (!isId(id)) return null;
   return transaction(pool, async (client) => {
     const deleted = await client.query(

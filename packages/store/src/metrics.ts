@@ -103,7 +103,8 @@ export function metricsReader(pool: pg.Pool): () => Promise<MetricsSnapshot> {
         });
       } else if (r.kind === 'live') {
         live.push({ status: r.status, lane: r.lane, count: Number(r.count) });
-        if (r.oldest_ms !== null) oldestWaitingMs[r.lane] = Math.max(oldestWaitingMs[r.lane] ?? 0, Math.max(0, Number(r.oldest_ms)));
+        if (r.oldest_ms !== null)
+          oldestWaitingMs[r.lane] = Math.max(oldestWaitingMs[r.lane] ?? 0, Math.max(0, Number(r.oldest_ms)));
       }
     }
     return { finished, live, oldestWaitingMs };
@@ -159,7 +160,10 @@ export async function totalsFold(pool: pg.Pool): Promise<FoldResult> {
   return {
     groups: r.groups,
     foldedThrough: r.folded_through,
-    folded: (r.source as { status: string; lane: string; count: number | string }[]).map((f) => ({ ...f, count: Number(f.count) })),
+    folded: (r.source as { status: string; lane: string; count: number | string }[]).map((f) => ({
+      ...f,
+      count: Number(f.count),
+    })),
   };
 }
 

@@ -9,7 +9,9 @@ import type pg from 'pg';
  * Upper bounds (ms) of the attempt-duration histogram buckets. Part of the schema: the rows store one cumulative
  * count per bound plus the total, so changing these needs a migration that rewrites `duration_le`.
  */
-export const DURATION_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 900000, 3600000] as const;
+export const DURATION_BOUNDS_MS = [
+  5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 900000, 3600000,
+] as const;
 /** Upper bounds (ms) of the schedule-lateness buckets (start minus scheduled time of cron and one-off runs). */
 export const LATENESS_BOUNDS_MS = [10, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000] as const;
 
@@ -39,7 +41,11 @@ function buckets(index: string, counted: string, bounds: readonly number[]): str
  * every batch of outcomes). Groups are written in a fixed order so concurrent writers lock the counter rows in the
  * same order.
  */
-export function countInMinutes(source: string, status: string, measured: { durationMs?: string; latenessMs?: string } = {}): string {
+export function countInMinutes(
+  source: string,
+  status: string,
+  measured: { durationMs?: string; latenessMs?: string } = {},
+): string {
   const { durationMs, latenessMs } = measured;
   const durationIndex = durationMs === undefined ? 'NULL::int' : bucketIndex(durationMs, DURATION_BOUNDS_MS);
   const latenessIndex = latenessMs === undefined ? 'NULL::int' : bucketIndex(latenessMs, LATENESS_BOUNDS_MS);

@@ -55,7 +55,8 @@ export async function startWithOverlap(
       if (policy === 'forbid') {
         let busy = live.length > 0;
         for (const row of rows) {
-          if (busy) toSkip.push({ row, reason: 'skipped: the previous run of this job was still running (overlap: forbid)' });
+          if (busy)
+            toSkip.push({ row, reason: 'skipped: the previous run of this job was still running (overlap: forbid)' });
           else {
             toStart.push(row);
             busy = true;
@@ -63,7 +64,8 @@ export async function startWithOverlap(
         }
       } else if (policy === 'replace') {
         const newest = rows[rows.length - 1];
-        for (const row of rows.slice(0, -1)) toSkip.push({ row, reason: `skipped: replaced by execution ${newest.id} (overlap: replace)` });
+        for (const row of rows.slice(0, -1))
+          toSkip.push({ row, reason: `skipped: replaced by execution ${newest.id} (overlap: replace)` });
         toStart.push(newest);
         toCancel.push(...live.map((r) => ({ ...r, by: newest.id })));
       } else {
@@ -84,7 +86,12 @@ export async function startWithOverlap(
          SELECT * FROM changed`,
         [toCancel.map((r) => r.id), toCancel.map((r) => r.by)],
       );
-      result.replaced = cancelled.rows.map((r) => ({ id: r.id, jobId: r.job_id, attempt: r.attempt, workerId: r.worker_id }));
+      result.replaced = cancelled.rows.map((r) => ({
+        id: r.id,
+        jobId: r.job_id,
+        attempt: r.attempt,
+        workerId: r.worker_id,
+      }));
     }
     if (toSkip.length > 0) {
       await client.query(

@@ -21,13 +21,21 @@ describe('retrySafe', () => {
   });
 
   it('retries a write marked idempotent', () => {
-    expect(retrySafe(idempotent({ text: 'UPDATE executions SET lease_expires_at = now() WHERE lease_token = $1', values: ['t'] }))).toBe(true);
+    expect(
+      retrySafe(
+        idempotent({ text: 'UPDATE executions SET lease_expires_at = now() WHERE lease_token = $1', values: ['t'] }),
+      ),
+    ).toBe(true);
   });
 });
 
 describe('isConnectionError', () => {
   it('tells a dead connection from a failed statement', () => {
-    expect(isConnectionError(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true);
+    expect(
+      isConnectionError(
+        Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+      ),
+    ).toBe(true);
     expect(isConnectionError(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isConnectionError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))).toBe(true);
     expect(isConnectionError(Object.assign(new Error('duplicate key value'), { code: '23505' }))).toBe(false);

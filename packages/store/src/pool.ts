@@ -25,7 +25,8 @@ export function idempotent<T extends pg.QueryConfig>(config: T): T {
 
 /** Statements that only read: the first keyword is a read and no keyword of a write or a session lock appears. */
 const READ_START = /^\s*(SELECT|WITH|VALUES|SHOW|TABLE)\b/i;
-const SIDE_EFFECT = /\b(INSERT|UPDATE|DELETE|MERGE|COPY|CALL|DO|LOCK|NOTIFY|nextval|setval|pg_advisory\w*|pg_notify|set_config|FOR\s+(NO\s+KEY\s+)?UPDATE|FOR\s+(KEY\s+)?SHARE)\b/i;
+const SIDE_EFFECT =
+  /\b(INSERT|UPDATE|DELETE|MERGE|COPY|CALL|DO|LOCK|NOTIFY|nextval|setval|pg_advisory\w*|pg_notify|set_config|FOR\s+(NO\s+KEY\s+)?UPDATE|FOR\s+(KEY\s+)?SHARE)\b/i;
 
 /** Verdicts by SQL text: the hot path sends the same few texts thousands of times a second. */
 const verdicts = new Map<string, boolean>();
@@ -52,8 +53,15 @@ export function retrySafe(query: unknown): boolean {
 export function isConnectionError(error: unknown): boolean {
   const code = String((error as { code?: unknown })?.code ?? '');
   // Class 08: connection exceptions; 57P0x: the server terminated the session (shutdown, crash, pg_terminate_backend).
-  if (code.startsWith('08') || code.startsWith('57P') || ['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT'].includes(code)) return true;
-  return /Connection terminated|terminating connection|Client has encountered a connection error|write after end/i.test(String((error as Error)?.message ?? error));
+  if (
+    code.startsWith('08') ||
+    code.startsWith('57P') ||
+    ['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT'].includes(code)
+  )
+    return true;
+  return /Connection terminated|terminating connection|Client has encountered a connection error|write after end/i.test(
+    String((error as Error)?.message ?? error),
+  );
 }
 
 export interface StorePoolEvent {
@@ -69,7 +77,11 @@ export interface StorePoolConfig extends pg.PoolConfig {
   onEvent?: (event: StorePoolEvent) => void;
 }
 
-type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
+type ConnectCallback = (
+  err: Error | undefined,
+  client: pg.PoolClient | undefined,
+  done: (release?: unknown) => void,
+) => void;
 
 /**
  * @example const pool = new StorePool({ connectionString, max: 1, idleTimeoutMillis: 30_000, unnamedStatements: true });
@@ -84,7 +96,10 @@ export class StorePool extends pg.Pool {
     super(options);
     this.evictAfterMs = options.idleTimeoutMillis ?? 10_000;
     this.onEvent = onEvent ?? (() => undefined);
-    this.on('release', (_error: Error | undefined, client: pg.PoolClient) => void this.releasedAt.set(client, Date.now()));
+    this.on(
+      'release',
+      (_error: Error | undefined, client: pg.PoolClient) => void this.releasedAt.set(client, Date.now()),
+    );
     if (unnamedStatements) this.on('connect', (client: pg.PoolClient) => sendUnnamed(client));
   }
 

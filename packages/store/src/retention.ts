@@ -68,10 +68,21 @@ export async function executionsPrune(
   pool: pg.Pool,
   input: { afterId: string; scan: number; rules: RetentionRules; frontierMs: number; jobId?: string },
 ): Promise<PruneBatch> {
-  const values: unknown[] = [input.afterId, input.scan, input.rules.historyMs, input.rules.deadMs, Math.max(0, Math.round(input.frontierMs))];
+  const values: unknown[] = [
+    input.afterId,
+    input.scan,
+    input.rules.historyMs,
+    input.rules.deadMs,
+    Math.max(0, Math.round(input.frontierMs)),
+  ];
   if (input.jobId !== undefined) values.push(input.jobId);
   const { rows } = await pool.query(input.jobId === undefined ? PRUNE_ALL : PRUNE_JOB, values);
-  const r = rows[0] as { scanned: number; first_new: string | null; last_old: string | null; gone: PruneBatch['deleted'] };
+  const r = rows[0] as {
+    scanned: number;
+    first_new: string | null;
+    last_old: string | null;
+    gone: PruneBatch['deleted'];
+  };
   return {
     deleted: r.gone,
     scanned: r.scanned,

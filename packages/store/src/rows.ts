@@ -1,7 +1,26 @@
 /** @module rows — maps PostgreSQL rows to domain objects (ids stay strings: bigint does not fit a JS number). */
-import { LIST_ERROR_CHARS, LIST_OUTPUT_TAIL_CHARS, flowTag, isoFromUtcText, isoString, parseTimestamptz } from '@jobs/core';
+import {
+  LIST_ERROR_CHARS,
+  LIST_OUTPUT_TAIL_CHARS,
+  flowTag,
+  isoFromUtcText,
+  isoString,
+  parseTimestamptz,
+} from '@jobs/core';
 import pg from 'pg';
-import type { Backoff, ChangedExecution, CreatedExecution, Execution, ExecutionSummary, ExecutionSummaryIso, FlowLimits, Job, Lane, QueueItem, WorkerInfo } from '@jobs/core';
+import type {
+  Backoff,
+  ChangedExecution,
+  CreatedExecution,
+  Execution,
+  ExecutionSummary,
+  ExecutionSummaryIso,
+  FlowLimits,
+  Job,
+  Lane,
+  QueueItem,
+  WorkerInfo,
+} from '@jobs/core';
 
 export const JOB_COLUMNS = `id, name, cron_expr, timezone, run_at, command, handler, http, lambda, payload, status, max_retries,
   backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
@@ -53,7 +72,10 @@ export function toLimits(r: any): FlowLimits {
     maxConcurrency: r.max_concurrency ?? null,
     concurrencyKey: r.concurrency_key ?? null,
     maxConcurrencyPerKey: r.max_concurrency_per_key ?? null,
-    rateLimit: r.rate_limit === null || r.rate_limit === undefined ? null : { limit: r.rate_limit, periodMs: r.rate_period_ms, perKey: r.rate_per_key },
+    rateLimit:
+      r.rate_limit === null || r.rate_limit === undefined
+        ? null
+        : { limit: r.rate_limit, periodMs: r.rate_period_ms, perKey: r.rate_per_key },
   };
 }
 
@@ -128,7 +150,9 @@ const fastTimestamptz = (text: string) => parseTimestamptz(text, pgTimestamptz);
  */
 export const PAGE_TYPES = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
-    return oid === TIMESTAMPTZ_OID && format !== 'binary' ? fastTimestamptz : pg.types.getTypeParser(oid, format as 'text');
+    return oid === TIMESTAMPTZ_OID && format !== 'binary'
+      ? fastTimestamptz
+      : pg.types.getTypeParser(oid, format as 'text');
   },
 } as pg.CustomTypesConfig;
 

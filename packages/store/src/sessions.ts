@@ -63,14 +63,20 @@ export async function sessionGet(pool: pg.Pool, tokenHash: Buffer, now: Date): P
 /** Ends a session (sign-out, or its key is no longer configured); the audit row, if given, commits with it. */
 export async function sessionEnd(pool: pg.Pool, tokenHash: Buffer, audit?: AuditEntry): Promise<boolean> {
   return transaction(pool, async (client) => {
-    const { rowCount } = await client.query(`UPDATE dashboard_sessions SET ended_at = now() WHERE token_hash = $1 AND ended_at IS NULL`, [tokenHash]);
+    const { rowCount } = await client.query(
+      `UPDATE dashboard_sessions SET ended_at = now() WHERE token_hash = $1 AND ended_at IS NULL`,
+      [tokenHash],
+    );
     if (rowCount && audit) await auditInsert(client, audit);
     return (rowCount ?? 0) > 0;
   });
 }
 
 /** Live sessions made with one of these key fingerprints (the configured keys), newest first. */
-export async function sessionListLive(pool: pg.Pool, input: { fingerprints: Buffer[]; now: Date; limit: number }): Promise<SessionRow[]> {
+export async function sessionListLive(
+  pool: pg.Pool,
+  input: { fingerprints: Buffer[]; now: Date; limit: number },
+): Promise<SessionRow[]> {
   const { rows } = await pool.query(
     `SELECT ${COLUMNS} FROM dashboard_sessions
      WHERE ended_at IS NULL AND expires_at > $2 AND key_fingerprint = ANY($1::bytea[])
@@ -88,14 +94,18 @@ export async function sessionsPrune(pool: pg.Pool, input: { olderThanMs: number;
        WHERE coalesce(ended_at, expires_at) < now() - make_interval(secs => $1::double precision / 1000) LIMIT $2)`,
     [input.olderThanMs, input.limit],
   );
-  await pool.query(`DELETE FROM sign_in_failures WHERE window_start < now() - make_interval(secs => $1::double precision / 1000)`, [
-    input.olderThanMs,
-  ]);
+  await pool.query(
+    `DELETE FROM sign_in_failures WHERE window_start < now() - make_interval(secs => $1::double precision / 1000)`,
+    [input.olderThanMs],
+  );
   return rowCount ?? 0;
 }
 
 /** Failed sign-ins from `source` in its current window, and when that window closes. */
-export async function signInFailures(pool: pg.Pool, input: { source: string; windowMs: number }): Promise<{ failures: number; resetsInMs: number }> {
+export async function signInFailures(
+  pool: pg.Pool,
+  input: { source: string; windowMs: number },
+): Promise<{ failures: number; resetsInMs: number }> {
   const { rows } = await pool.query(
     `SELECT failures, greatest(0, extract(epoch FROM window_start + make_interval(secs => $2::double precision / 1000) - now()) * 1000)::float8 AS resets_in_ms
      FROM sign_in_failures WHERE source = $1 AND window_start > now() - make_interval(secs => $2::double precision / 1000)`,
@@ -105,7 +115,11 @@ export async function signInFailures(pool: pg.Pool, input: { source: string; win
 }
 
 /** Counts one failed sign-in from `source` (a new window when the last one closed), with its audit row. */
-export async function signInFailed(pool: pg.Pool, input: { source: string; windowMs: number }, audit: AuditEntry): Promise<void> {
+export async function signInFailed(
+  pool: pg.Pool,
+  input: { source: string; windowMs: number },
+  audit: AuditEntry,
+): Promise<void> {
   await transaction(pool, async (client) => {
     await client.query(
       `INSERT INTO sign_in_failures (source, window_start, failures) VALUES ($1, now(), 1)

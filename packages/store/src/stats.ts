@@ -24,12 +24,16 @@ const DAY = 1440 * MINUTE;
 const EVICT_AFTER_MS = 60 * MINUTE;
 const HOUR = 60 * MINUTE;
 const STATUS_COLUMNS = EXECUTION_STATUSES.map((_, i) => `s${i}`);
-const COUNT_COLUMNS = EXECUTION_STATUSES.map((status, i) => `(sum(count) FILTER (WHERE status = '${status}'))::bigint AS ${STATUS_COLUMNS[i]}`).join(', ');
+const COUNT_COLUMNS = EXECUTION_STATUSES.map(
+  (status, i) => `(sum(count) FILTER (WHERE status = '${status}'))::bigint AS ${STATUS_COLUMNS[i]}`,
+).join(', ');
 const SUCCEEDED = EXECUTION_STATUSES.indexOf('succeeded');
 /** Live rows per status (`queued`, any lane) and per status and lane (`queued_short`). */
 const LIVE_COLUMNS = LIVE_STATUSES.flatMap((status) => [
   `(count(*) FILTER (WHERE status = '${status}'))::int AS ${status}`,
-  ...LANES.map((lane) => `(count(*) FILTER (WHERE status = '${status}' AND lane = '${lane}'))::int AS ${status}_${lane}`),
+  ...LANES.map(
+    (lane) => `(count(*) FILTER (WHERE status = '${status}' AND lane = '${lane}'))::int AS ${status}_${lane}`,
+  ),
 ]).join(', ');
 const RAN = (['succeeded', 'failed', 'dead'] as const).map((status) => EXECUTION_STATUSES.indexOf(status));
 
@@ -97,7 +101,13 @@ export function statsReader(pool: pg.Pool, options: { holdMinutes: boolean }): (
   return async function executionStats(): Promise<ExecutionStats> {
     const since = options.holdMinutes && heldThrough !== null ? new Date(heldThrough) : null;
     const results = (await pool.query(idempotent({ text: executionStatsSql(since) }))) as unknown as pg.QueryResult[];
-    const [clock, live, window, durations, oldest] = results as [pg.QueryResult, pg.QueryResult, pg.QueryResult, pg.QueryResult, pg.QueryResult];
+    const [clock, live, window, durations, oldest] = results as [
+      pg.QueryResult,
+      pg.QueryResult,
+      pg.QueryResult,
+      pg.QueryResult,
+      pg.QueryResult,
+    ];
     const now = (clock.rows[0].now as Date).getTime();
     const currentMinute = Math.floor(now / MINUTE) * MINUTE;
     const settled = currentMinute - FOLD_LAG_MINUTES * MINUTE;
@@ -107,7 +117,10 @@ export function statsReader(pool: pg.Pool, options: { holdMinutes: boolean }): (
     const day = zeros();
     const hour = zeros();
     const recent = zeros();
-    const read: [number, MinuteCounts][] = window.rows.map((r) => [r.m * MINUTE, STATUS_COLUMNS.map((c) => (r[c] === null ? 0 : Number(r[c])))]);
+    const read: [number, MinuteCounts][] = window.rows.map((r) => [
+      r.m * MINUTE,
+      STATUS_COLUMNS.map((c) => (r[c] === null ? 0 : Number(r[c]))),
+    ]);
     if (options.holdMinutes) {
       // Whole minutes replace whole minutes: a concurrent read of the same minutes sets the same counts.
       for (const [minute, counts] of read) {
@@ -158,7 +171,10 @@ function summarise(input: {
   hour: number[];
   recent: number[];
 }): ExecutionStats {
-  const counts = Object.fromEntries(EXECUTION_STATUSES.map((status, i) => [status, input.day[i]!])) as Record<ExecutionStatus, number>;
+  const counts = Object.fromEntries(EXECUTION_STATUSES.map((status, i) => [status, input.day[i]!])) as Record<
+    ExecutionStatus,
+    number
+  >;
   const byLane = {} as ExecutionStats['byLane'];
   for (const lane of LANES) byLane[lane] = { queued: 0, retrying: 0, running: 0 };
   for (const status of LIVE_STATUSES) {

@@ -49,5 +49,7 @@ export function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => P
 function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: string }).code ?? '';
   // Class 08: connection exceptions; 57P0x: the server is shutting down or crashed.
-  return code.startsWith('08') || code.startsWith('57P') || /terminated|ECONNRESET|ECONNREFUSED|EPIPE/.test(String(error));
+  return (
+    code.startsWith('08') || code.startsWith('57P') || /terminated|ECONNRESET|ECONNREFUSED|EPIPE/.test(String(error))
+  );
 }

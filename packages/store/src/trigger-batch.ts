@@ -23,7 +23,12 @@ export interface TriggerInput {
   audit?: AuditEntry;
   traceparent?: string | null;
 }
-export type TriggerResult = { execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null;
+export type TriggerResult = {
+  execution: CreatedExecution;
+  record: Execution;
+  created: boolean;
+  samePayload?: boolean;
+} | null;
 
 interface Waiting {
   input: TriggerInput;
@@ -99,7 +104,11 @@ export function createTriggerBatcher(pool: pg.Pool, options: { maxInFlight?: num
         source: w.input.audit?.source ?? null,
         traceparent: w.input.traceparent ?? null,
       }));
-      ({ rows } = await pool.query({ name: 'execution_trigger_batch', text: BATCH_SQL, values: [JSON.stringify(entries)] }));
+      ({ rows } = await pool.query({
+        name: 'execution_trigger_batch',
+        text: BATCH_SQL,
+        values: [JSON.stringify(entries)],
+      }));
     } catch {
       // Isolate the failure: each trigger alone, each caller gets its own answer or error.
       await Promise.all(batch.map((w) => settle(w, executionTrigger(pool, w.input))));
@@ -109,10 +118,16 @@ export function createTriggerBatcher(pool: pg.Pool, options: { maxInFlight?: num
     await Promise.all(
       batch.map((w, ord) => {
         const row = byOrd.get(ord);
-        if (row) return settle(w, Promise.resolve({ execution: toCreated(row), record: toExecution(row), created: true }));
+        if (row)
+          return settle(w, Promise.resolve({ execution: toCreated(row), record: toExecution(row), created: true }));
         // No row: the job is missing or deleted, or the key was used before (by an earlier trigger or this batch).
         const { jobId, idempotencyKey, payload } = w.input;
-        return settle(w, idempotencyKey === null ? Promise.resolve(null) : executionByIdempotencyKey(pool, { jobId, idempotencyKey, payload }));
+        return settle(
+          w,
+          idempotencyKey === null
+            ? Promise.resolve(null)
+            : executionByIdempotencyKey(pool, { jobId, idempotencyKey, payload }),
+        );
       }),
     );
   }

@@ -11,7 +11,16 @@ export async function workerUpsert(pool: pg.Pool, info: WorkerInfo): Promise<voi
       text: `INSERT INTO workers (id, kind, host, lanes, concurrency, in_flight, version, started_at, last_heartbeat_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
      ON CONFLICT (id) DO UPDATE SET in_flight = excluded.in_flight, last_heartbeat_at = now()`,
-      values: [info.id, info.kind, info.host, info.lanes, info.concurrency, info.inFlight, info.version, info.startedAt],
+      values: [
+        info.id,
+        info.kind,
+        info.host,
+        info.lanes,
+        info.concurrency,
+        info.inFlight,
+        info.version,
+        info.startedAt,
+      ],
     }),
   );
 }

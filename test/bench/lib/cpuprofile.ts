@@ -20,7 +20,13 @@ export interface ProfileSummary {
 }
 
 export function summariseProfile(path: string, top = 25): ProfileSummary {
-  const profile = JSON.parse(readFileSync(path, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number };
+  const profile = JSON.parse(readFileSync(path, 'utf8')) as {
+    nodes: Node[];
+    samples: number[];
+    timeDeltas: number[];
+    startTime: number;
+    endTime: number;
+  };
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   // Self time from samples and their time deltas (more exact than hitCount * interval).
   const self = new Map<number, number>();
@@ -95,9 +101,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const s = summariseProfile(file, Number(process.argv[3] ?? 30));
   console.log(`total sampled: ${s.totalMs.toFixed(0)} ms`);
   console.log('\nself time by package/area:');
-  for (const g of s.groups) console.log(`  ${g.selfPct.toFixed(1).padStart(5)}%  ${g.selfMs.toFixed(0).padStart(6)} ms  ${g.group}`);
+  for (const g of s.groups)
+    console.log(`  ${g.selfPct.toFixed(1).padStart(5)}%  ${g.selfMs.toFixed(0).padStart(6)} ms  ${g.group}`);
   console.log('\ntop functions by self time:');
-  for (const f of s.functions) console.log(`  ${f.selfPct.toFixed(1).padStart(5)}%  ${f.selfMs.toFixed(0).padStart(6)} ms  ${f.name}  ${f.where}`);
+  for (const f of s.functions)
+    console.log(`  ${f.selfPct.toFixed(1).padStart(5)}%  ${f.selfMs.toFixed(0).padStart(6)} ms  ${f.name}  ${f.where}`);
 }
 
 /** Self time of frames named `fnName`, attributed to the nearest caller frame outside node internals. */
@@ -127,7 +135,10 @@ export function callersOf(path: string, fnName: string, top = 10): { caller: str
     const key = chain.join(' <- ') || '(unknown)';
     out.set(key, (out.get(key) ?? 0) + us);
   }
-  return [...out.entries()].sort((a, b) => b[1] - a[1]).slice(0, top).map(([caller, us]) => ({ caller, ms: us / 1000 }));
+  return [...out.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([caller, us]) => ({ caller, ms: us / 1000 }));
 }
 
 /**

@@ -26,7 +26,9 @@ export async function machineInfo(): Promise<Machine> {
   }
   const client = new pg.Client({ connectionString: DATABASE_URL });
   await client.connect();
-  const v = await client.query(`SELECT current_setting('server_version') AS v, current_setting('synchronous_commit') AS sc`);
+  const v = await client.query(
+    `SELECT current_setting('server_version') AS v, current_setting('synchronous_commit') AS sc`,
+  );
   await client.end();
   const redis = new Redis(REDIS_URL);
   const info = await redis.info('server');

@@ -1,6 +1,16 @@
 /** Command-line flags of `npm run bench`: `--name=value` (or `--flag`); every size has a default. */
 
-export const SCENARIOS = ['drain', 'enqueue', 'latency', 'peer', 'memory', 'schedule', 'tick', 'metrics', 'http'] as const;
+export const SCENARIOS = [
+  'drain',
+  'enqueue',
+  'latency',
+  'peer',
+  'memory',
+  'schedule',
+  'tick',
+  'metrics',
+  'http',
+] as const;
 /** Diagnostics, run only when named in --only. */
 export const DIAGNOSTICS = ['profile', 'history'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number] | (typeof DIAGNOSTICS)[number];
@@ -69,7 +79,15 @@ ${Object.entries(DEFAULTS)
   .join('\n')}`;
 
 export function parseOptions(argv: string[]): Options {
-  const opts: Options = { ...DEFAULTS, json: false, only: [...SCENARIOS], runs: null, infoLog: true, unnamedStatements: false, queue: 'redis' };
+  const opts: Options = {
+    ...DEFAULTS,
+    json: false,
+    only: [...SCENARIOS],
+    runs: null,
+    infoLog: true,
+    unnamedStatements: false,
+    queue: 'redis',
+  };
   for (const arg of argv) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
     if (!m) throw new Error(`unknown argument ${arg}\n${HELP}`);
@@ -84,10 +102,14 @@ export function parseOptions(argv: string[]): Options {
       if (value !== 'redis' && value !== 'postgres') throw new Error('--queue must be redis or postgres');
       opts.queue = value;
     } else if (key === 'only') {
-      const names = (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      const names = (value ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       const known = [...SCENARIOS, ...DIAGNOSTICS] as string[];
       const bad = names.filter((n) => !known.includes(n));
-      if (bad.length || names.length === 0) throw new Error(`--only: unknown scenario(s) ${bad.join(', ')}; known: ${known.join(', ')}`);
+      if (bad.length || names.length === 0)
+        throw new Error(`--only: unknown scenario(s) ${bad.join(', ')}; known: ${known.join(', ')}`);
       opts.only = names as ScenarioName[];
     } else if (key === 'runs') {
       const n = Number(value);
@@ -95,7 +117,8 @@ export function parseOptions(argv: string[]): Options {
       opts.runs = n;
     } else if (key in DEFAULTS) {
       const n = Number(value);
-      if (value === undefined || !Number.isFinite(n) || n < 0) throw new Error(`--${key} needs a number (default ${DEFAULTS[key as keyof typeof DEFAULTS]})`);
+      if (value === undefined || !Number.isFinite(n) || n < 0)
+        throw new Error(`--${key} needs a number (default ${DEFAULTS[key as keyof typeof DEFAULTS]})`);
       (opts as Record<string, unknown>)[key] = n;
     } else {
       throw new Error(`unknown flag --${key}\n${HELP}`);

@@ -21,7 +21,10 @@ export async function noopJob(env: TestEnv, overrides: Parameters<typeof jobSpec
 export async function enqueueBulk(env: TestEnv, jobId: string, n: number, batch = 1000): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i += batch) {
-    const created = await env.store.executionsEnqueueMany({ jobId, payloads: Array.from({ length: Math.min(batch, n - i) }, () => null) });
+    const created = await env.store.executionsEnqueueMany({
+      jobId,
+      payloads: Array.from({ length: Math.min(batch, n - i) }, () => null),
+    });
     await env.queue.push(created);
     for (const c of created) ids.push(c.id);
   }
@@ -29,7 +32,10 @@ export async function enqueueBulk(env: TestEnv, jobId: string, n: number, batch 
 }
 
 /** Executions of several jobs, inserted in batches of 1,000 taken from each job in turn, and pushed. */
-export async function enqueueInterleaved(env: TestEnv, parts: { jobId: string; n: number; payload: (i: number) => unknown }[]): Promise<void> {
+export async function enqueueInterleaved(
+  env: TestEnv,
+  parts: { jobId: string; n: number; payload: (i: number) => unknown }[],
+): Promise<void> {
   const done = parts.map(() => 0);
   while (parts.some((p, i) => done[i]! < p.n)) {
     for (const [i, part] of parts.entries()) {
@@ -71,7 +77,8 @@ export async function waitRegistered(env: TestEnv, worker: Spawned, timeoutMs = 
   for (;;) {
     const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM workers`);
     if (rows[0].n > 0) return;
-    if (worker.child.exitCode !== null) throw new Error(`worker exited early (${worker.child.exitCode}):\n${worker.output()}`);
+    if (worker.child.exitCode !== null)
+      throw new Error(`worker exited early (${worker.child.exitCode}):\n${worker.output()}`);
     if (Date.now() > deadline) throw new Error(`worker did not register within ${timeoutMs} ms:\n${worker.output()}`);
     await sleep(20);
   }
@@ -81,11 +88,18 @@ export async function waitRegistered(env: TestEnv, worker: Spawned, timeoutMs = 
  * Waits until no execution is live (queued, retrying or running). Gives up when nothing moved for `stallMs`
  * (reported as a failure by the caller's checks, not thrown away).
  */
-export async function waitNoLive(env: TestEnv, worker: Spawned | null, stallMs = 60_000, everyMs = 100): Promise<{ stalled: boolean }> {
+export async function waitNoLive(
+  env: TestEnv,
+  worker: Spawned | null,
+  stallMs = 60_000,
+  everyMs = 100,
+): Promise<{ stalled: boolean }> {
   let last = -1;
   let lastChange = Date.now();
   for (;;) {
-    const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE status IN ('queued', 'retrying', 'running')`);
+    const { rows } = await env.pool.query(
+      `SELECT count(*)::int AS n FROM executions WHERE status IN ('queued', 'retrying', 'running')`,
+    );
     const live = rows[0].n as number;
     if (live === 0) return { stalled: false };
     if (live !== last) {

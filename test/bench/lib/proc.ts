@@ -181,7 +181,8 @@ export async function waitPeerDrain(
   o: { n: number; label: string; started: () => void; done: () => Promise<number> },
 ): Promise<void> {
   const readyBy = Date.now() + 30_000;
-  while (!worker.output().includes('ready\n') && Date.now() < readyBy && worker.child.exitCode === null) await sleep(10);
+  while (!worker.output().includes('ready\n') && Date.now() < readyBy && worker.child.exitCode === null)
+    await sleep(10);
   o.started();
   let last = -1;
   let lastChange = Date.now();
@@ -192,7 +193,12 @@ export async function waitPeerDrain(
       last = done;
       lastChange = Date.now();
     } else if (Date.now() - lastChange > 60_000 || worker.child.exitCode !== null) {
-      c.check('drain finished', false, `no progress for 60 s or the worker died:\n${worker.output().slice(-2000)}`, o.label);
+      c.check(
+        'drain finished',
+        false,
+        `no progress for 60 s or the worker died:\n${worker.output().slice(-2000)}`,
+        o.label,
+      );
       return;
     }
     await sleep(100);

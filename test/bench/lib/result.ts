@@ -64,7 +64,9 @@ export class Collector {
       runs,
       params,
       metrics: [...this.metrics.values()],
-      verified: [...this.verified].map(([label, subjects]) => (subjects.size ? `${label} [${[...subjects].join(', ')}]` : label)),
+      verified: [...this.verified].map(([label, subjects]) =>
+        subjects.size ? `${label} [${[...subjects].join(', ')}]` : label,
+      ),
       failures: this.failures,
       notes: [...this.notes],
     };
@@ -123,7 +125,8 @@ export function toTable(r: ScenarioResult): string {
     rows.push([m.name, fmt(s.median), spread, m.unit, target]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  const line = (row: string[]) => '  ' + row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (row: string[]) =>
+    '  ' + row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const params = Object.entries(r.params)
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');

@@ -35,7 +35,9 @@ export async function checkDrain(pool: pg.Pool, expected: number): Promise<Drain
   const multi = await pool.query(`
     SELECT count(*)::int AS n FROM (
       SELECT coalesce(root_id, id) FROM executions WHERE status = 'succeeded' GROUP BY 1 HAVING count(*) > 1) d`);
-  const minutes = await pool.query(`SELECT coalesce(sum(count), 0)::int AS n FROM execution_minutes WHERE status = 'succeeded'`);
+  const minutes = await pool.query(
+    `SELECT coalesce(sum(count), 0)::int AS n FROM execution_minutes WHERE status = 'succeeded'`,
+  );
   const r = rows[0];
   return {
     total: r.total,
@@ -50,7 +52,13 @@ export async function checkDrain(pool: pg.Pool, expected: number): Promise<Drain
 }
 
 /** Records the drain checks into a collector; the queue is checked for leftovers (leases, tokens, ready ids). */
-export async function verifyDrain(c: Collector, pool: pg.Pool, queue: QueueAdapter, expected: number, label = ''): Promise<boolean> {
+export async function verifyDrain(
+  c: Collector,
+  pool: pg.Pool,
+  queue: QueueAdapter,
+  expected: number,
+  label = '',
+): Promise<boolean> {
   const d = await checkDrain(pool, expected);
   const depth = await queue.depth();
   const leftovers = Object.entries(depth)
@@ -58,7 +66,9 @@ export async function verifyDrain(c: Collector, pool: pg.Pool, queue: QueueAdapt
     .map(([lane, v]) => `${lane}: ${JSON.stringify(v)}`);
   // The PostgreSQL queue keeps a token only on a leased row, which depth counts as running.
   const redisQueue = 'redis' in queue ? (queue as Queue) : null;
-  const tokens = redisQueue ? await Promise.all((['short', 'long'] as const).map((l) => redisQueue.redis.hlen(redisQueue.keys.lane(l).tokens))) : [0, 0];
+  const tokens = redisQueue
+    ? await Promise.all((['short', 'long'] as const).map((l) => redisQueue.redis.hlen(redisQueue.keys.lane(l).tokens)))
+    : [0, 0];
   const ok =
     d.total === expected &&
     d.succeeded === expected &&
@@ -75,7 +85,12 @@ export async function verifyDrain(c: Collector, pool: pg.Pool, queue: QueueAdapt
     label,
   );
   const redisOk = leftovers.length === 0 && tokens.every((t) => t === 0);
-  c.check(`${redisQueue ? 'Redis' : 'PostgreSQL queue'}: no ids left (ready, delayed, leased, tokens, dead)`, redisOk, `${leftovers.join('; ')} tokens=${tokens.join(',')}`, label);
+  c.check(
+    `${redisQueue ? 'Redis' : 'PostgreSQL queue'}: no ids left (ready, delayed, leased, tokens, dead)`,
+    redisOk,
+    `${leftovers.join('; ')} tokens=${tokens.join(',')}`,
+    label,
+  );
   return ok && redisOk;
 }
 
@@ -84,7 +99,13 @@ export async function verifyDrain(c: Collector, pool: pg.Pool, queue: QueueAdapt
  * (a start is dated when its worker began running it, after the previous one's outcome was committed), and Redis
  * holds no flow state any more (no slot, tag or waiting attempt).
  */
-export async function verifyPerKeyLimit(c: Collector, env: { pool: pg.Pool; queue: QueueAdapter }, jobId: string, perKey: number, label = ''): Promise<boolean> {
+export async function verifyPerKeyLimit(
+  c: Collector,
+  env: { pool: pg.Pool; queue: QueueAdapter },
+  jobId: string,
+  perKey: number,
+  label = '',
+): Promise<boolean> {
   const { rows } = await env.pool.query(
     `SELECT max(n)::int AS worst FROM (
        SELECT count(*) OVER (PARTITION BY a.payload->>'k', a.id) AS n
@@ -94,15 +115,27 @@ export async function verifyPerKeyLimit(c: Collector, env: { pool: pg.Pool; queu
     [jobId],
   );
   const worst = rows[0].worst ?? 0;
-  c.check(`per-key limit held (max_concurrency_per_key ${perKey})`, worst <= perKey, `${worst} attempts of one key overlapped`, label);
+  c.check(
+    `per-key limit held (max_concurrency_per_key ${perKey})`,
+    worst <= perKey,
+    `${worst} attempts of one key overlapped`,
+    label,
+  );
   let left: string[];
   if ('redis' in env.queue) {
     const queue = env.queue as Queue;
-    left = (await queue.redis.keys(`${queue.keys.flow}:*`)).filter((k) => !/:(job|rate):/.test(k) && !k.endsWith(':timers'));
+    left = (await queue.redis.keys(`${queue.keys.flow}:*`)).filter(
+      (k) => !/:(job|rate):/.test(k) && !k.endsWith(':timers'),
+    );
   } else {
     const { rows: items } = await env.pool.query(`SELECT id::text FROM queue_items WHERE flow_job IS NOT NULL LIMIT 5`);
     left = items.map((r) => `queue_items ${r.id}`);
   }
-  c.check('queue: no flow state left (slots, tags, waiting attempts)', left.length === 0, left.slice(0, 5).join(', '), label);
+  c.check(
+    'queue: no flow state left (slots, tags, waiting attempts)',
+    left.length === 0,
+    left.slice(0, 5).join(', '),
+    label,
+  );
   return worst <= perKey && left.length === 0;
 }

@@ -20,16 +20,24 @@ export async function bullPostgresDrainOnce(c: Collector, o: BullDrainOptions): 
   try {
     const t = performance.now();
     for (let i = 0; i < o.n; i += 1000) {
-      await queue.addBulk(Array.from({ length: Math.min(1000, o.n - i) }, (_, k) => ({ name: 'noop', data: { i: i + k } })));
+      await queue.addBulk(
+        Array.from({ length: Math.min(1000, o.n - i) }, (_, k) => ({ name: 'noop', data: { i: i + k } })),
+      );
     }
-    o.progress(`${o.label}: ${o.n} added in ${Math.round(performance.now() - t)} ms; starting BullMQ worker on PostgreSQL (C=${o.concurrency})`);
-    const worker = spawnNode('test/bench/bullmq-worker.ts', {
-      DATABASE_URL,
-      BULL_BACKEND: 'postgres',
-      BULL_SCHEMA: schema,
-      BULL_QUEUE: name,
-      BULL_CONCURRENCY: String(o.concurrency),
-    }, { stdout: 'pipe' });
+    o.progress(
+      `${o.label}: ${o.n} added in ${Math.round(performance.now() - t)} ms; starting BullMQ worker on PostgreSQL (C=${o.concurrency})`,
+    );
+    const worker = spawnNode(
+      'test/bench/bullmq-worker.ts',
+      {
+        DATABASE_URL,
+        BULL_BACKEND: 'postgres',
+        BULL_SCHEMA: schema,
+        BULL_QUEUE: name,
+        BULL_CONCURRENCY: String(o.concurrency),
+      },
+      { stdout: 'pipe' },
+    );
     const s = sampler(worker.pid);
     let stats: ReturnType<typeof s.end> | null = null;
     const counts = async () => {
@@ -41,7 +49,14 @@ export async function bullPostgresDrainOnce(c: Collector, o: BullDrainOptions): 
          FROM ${pg.escapeIdentifier(schema)}.job WHERE queue = $1`,
         [name],
       );
-      return rows[0] as { completed: number; failed: number; left: number; started_twice: number; first: number; last: number };
+      return rows[0] as {
+        completed: number;
+        failed: number;
+        left: number;
+        started_twice: number;
+        first: number;
+        last: number;
+      };
     };
     try {
       await waitPeerDrain(c, worker, {
@@ -60,15 +75,24 @@ export async function bullPostgresDrainOnce(c: Collector, o: BullDrainOptions): 
     }
     const final = await counts();
     const ok = final.completed === o.n && final.failed === 0 && final.left === 0 && final.started_twice === 0;
-    c.check('BullMQ on PostgreSQL: every job completed exactly once (completed == N, none failed, none started twice, none left)', ok, JSON.stringify(final), o.label);
+    c.check(
+      'BullMQ on PostgreSQL: every job completed exactly once (completed == N, none failed, none started twice, none left)',
+      ok,
+      JSON.stringify(final),
+      o.label,
+    );
     const seconds = (final.last - final.first) / 1000;
     const jobsPerSec = o.n / seconds;
     c.add(`${o.label}: jobs/s`, 'jobs/s', jobsPerSec);
     if (stats) {
       c.add(`${o.label}: worker CPU`, '% of 1 core', (stats.processCpuS / stats.wallS) * 100, { info: true });
-      c.add(`${o.label}: postgres CPU (all backends)`, '% of 1 core', (stats.postgresCpuS / stats.wallS) * 100, { info: true });
+      c.add(`${o.label}: postgres CPU (all backends)`, '% of 1 core', (stats.postgresCpuS / stats.wallS) * 100, {
+        info: true,
+      });
     }
-    o.progress(`${o.label}: ${Math.round(jobsPerSec)} jobs/s (${seconds.toFixed(2)} s from job timestamps)${ok ? '' : ' FAIL'}`);
+    o.progress(
+      `${o.label}: ${Math.round(jobsPerSec)} jobs/s (${seconds.toFixed(2)} s from job timestamps)${ok ? '' : ' FAIL'}`,
+    );
     return { jobsPerSec, ok, cpu: stats };
   } finally {
     await queue.close().catch(() => undefined);

@@ -8,7 +8,15 @@
 import { Queue as BullQueue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { REDIS_URL, uniqueName, type QueueBackend } from '../../support/env';
-import { dbWindow, enqueueBulk, enqueueInterleaved, noopJob, spawnWorker, waitNoLive, waitRegistered } from '../lib/ours';
+import {
+  dbWindow,
+  enqueueBulk,
+  enqueueInterleaved,
+  noopJob,
+  spawnWorker,
+  waitNoLive,
+  waitRegistered,
+} from '../lib/ours';
 import { benchEnv } from '../lib/envs';
 import { sampler, spawnNode, waitPeerDrain } from '../lib/proc';
 import type { Collector } from '../lib/result';
@@ -48,7 +56,9 @@ export async function oursDrainOnce(c: Collector, o: OursDrainOptions): Promise<
     const t = performance.now();
     const limited = o.limited && o.limited.share > 0 ? o.limited : null;
     const limitedJob = limited
-      ? await noopJob(env, { limits: { maxConcurrency: null, concurrencyKey: '/k', maxConcurrencyPerKey: limited.perKey, rateLimit: null } })
+      ? await noopJob(env, {
+          limits: { maxConcurrency: null, concurrencyKey: '/k', maxConcurrencyPerKey: limited.perKey, rateLimit: null },
+        })
       : null;
     if (limited && limitedJob) {
       const nLimited = Math.round(o.n * limited.share);
@@ -59,8 +69,15 @@ export async function oursDrainOnce(c: Collector, o: OursDrainOptions): Promise<
     } else {
       await enqueueBulk(env, jobId, o.n, 5000);
     }
-    o.progress(`${o.label}: ${o.n} queued in ${Math.round(performance.now() - t)} ms; starting worker (C=${o.concurrency}, LOG_LEVEL=${o.logLevel})`);
-    const worker = spawnWorker(env, { concurrency: o.concurrency, logLevel: o.logLevel, nodeArgs: o.nodeArgs, extraEnv: o.extraEnv });
+    o.progress(
+      `${o.label}: ${o.n} queued in ${Math.round(performance.now() - t)} ms; starting worker (C=${o.concurrency}, LOG_LEVEL=${o.logLevel})`,
+    );
+    const worker = spawnWorker(env, {
+      concurrency: o.concurrency,
+      logLevel: o.logLevel,
+      nodeArgs: o.nodeArgs,
+      extraEnv: o.extraEnv,
+    });
     const s = sampler(worker.pid);
     let stats: ReturnType<typeof s.end> | null = null;
     try {
@@ -68,11 +85,22 @@ export async function oursDrainOnce(c: Collector, o: OursDrainOptions): Promise<
       s.rebase();
       const { stalled } = await waitNoLive(env, worker);
       stats = s.end();
-      if (stalled) c.check('drain finished', false, `no progress for 60 s or the worker died:\n${worker.output().slice(-2000)}`, o.label);
+      if (stalled)
+        c.check(
+          'drain finished',
+          false,
+          `no progress for 60 s or the worker died:\n${worker.output().slice(-2000)}`,
+          o.label,
+        );
     } finally {
       s.end();
       const exit = await worker.stop();
-      c.check('worker process exited 0 on SIGTERM', exit.code === 0, `exit ${JSON.stringify(exit)}\n${worker.output().slice(-2000)}`, o.label);
+      c.check(
+        'worker process exited 0 on SIGTERM',
+        exit.code === 0,
+        `exit ${JSON.stringify(exit)}\n${worker.output().slice(-2000)}`,
+        o.label,
+      );
     }
     const w = await dbWindow(env);
     let ok = await verifyDrain(c, env.pool, env.queue, o.n, o.label);
@@ -86,11 +114,15 @@ export async function oursDrainOnce(c: Collector, o: OursDrainOptions): Promise<
     if (o.record?.cpu && stats) {
       c.add(`${o.label}: worker CPU`, '% of 1 core', (stats.processCpuS / stats.wallS) * 100, { info: true });
       c.add(`${o.label}: worker CPU per 1k jobs`, 'ms', (stats.processCpuS / o.n) * 1e6, { info: true });
-      c.add(`${o.label}: postgres CPU (all backends)`, '% of 1 core', (stats.postgresCpuS / stats.wallS) * 100, { info: true });
+      c.add(`${o.label}: postgres CPU (all backends)`, '% of 1 core', (stats.postgresCpuS / stats.wallS) * 100, {
+        info: true,
+      });
       c.add(`${o.label}: redis CPU`, '% of 1 core', (stats.redisCpuS / stats.wallS) * 100, { info: true });
       c.add(`${o.label}: machine busy`, '% of all cores', stats.machineBusyPct, { info: true });
     }
-    o.progress(`${o.label}: ${Math.round(jobsPerSec)} jobs/s (${w.seconds.toFixed(2)} s by the DB clock)${ok ? '' : ' FAIL'}`);
+    o.progress(
+      `${o.label}: ${Math.round(jobsPerSec)} jobs/s (${w.seconds.toFixed(2)} s by the DB clock)${ok ? '' : ' FAIL'}`,
+    );
     return { jobsPerSec, ok, cpu: stats };
   } finally {
     await env.cleanup();
@@ -115,16 +147,24 @@ export async function bullDrainOnce(c: Collector, o: BullDrainOptions): Promise<
     const ids: string[] = [];
     const t = performance.now();
     for (let i = 0; i < o.n; i += 1000) {
-      const jobs = await queue.addBulk(Array.from({ length: Math.min(1000, o.n - i) }, (_, k) => ({ name: 'noop', data: { i: i + k } })));
+      const jobs = await queue.addBulk(
+        Array.from({ length: Math.min(1000, o.n - i) }, (_, k) => ({ name: 'noop', data: { i: i + k } })),
+      );
       for (const j of jobs) ids.push(j.id!);
     }
-    o.progress(`${o.label}: ${o.n} added in ${Math.round(performance.now() - t)} ms; starting BullMQ worker (C=${o.concurrency})`);
-    const worker = spawnNode('test/bench/bullmq-worker.ts', {
-      REDIS_URL,
-      BULL_QUEUE: name,
-      BULL_PREFIX: prefix,
-      BULL_CONCURRENCY: String(o.concurrency),
-    }, { stdout: 'pipe' });
+    o.progress(
+      `${o.label}: ${o.n} added in ${Math.round(performance.now() - t)} ms; starting BullMQ worker (C=${o.concurrency})`,
+    );
+    const worker = spawnNode(
+      'test/bench/bullmq-worker.ts',
+      {
+        REDIS_URL,
+        BULL_QUEUE: name,
+        BULL_PREFIX: prefix,
+        BULL_CONCURRENCY: String(o.concurrency),
+      },
+      { stdout: 'pipe' },
+    );
     const s = sampler(worker.pid);
     let stats: ReturnType<typeof s.end> | null = null;
     try {
@@ -144,7 +184,8 @@ export async function bullDrainOnce(c: Collector, o: BullDrainOptions): Promise<
     }
     // Timestamps and attempt counters of every job, read in one pipeline.
     const pipeline = redis.pipeline();
-    for (const id of ids) pipeline.hmget(`${prefix}:${name}:${id}`, 'processedOn', 'finishedOn', 'ats', 'atm', 'failedReason');
+    for (const id of ids)
+      pipeline.hmget(`${prefix}:${name}:${id}`, 'processedOn', 'finishedOn', 'ats', 'atm', 'failedReason');
     const replies = (await pipeline.exec()) ?? [];
     let first = Number.POSITIVE_INFINITY;
     let last = 0;
@@ -165,7 +206,11 @@ export async function bullDrainOnce(c: Collector, o: BullDrainOptions): Promise<
     }
     const counts = await queue.getJobCounts('completed', 'failed', 'active', 'wait', 'delayed', 'prioritized');
     const ok =
-      counts.completed === o.n && counts.failed === 0 && unfinished === 0 && startedTwice === 0 && failed === 0 &&
+      counts.completed === o.n &&
+      counts.failed === 0 &&
+      unfinished === 0 &&
+      startedTwice === 0 &&
+      failed === 0 &&
       (counts.active ?? 0) + (counts.wait ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0) === 0;
     c.check(
       'BullMQ: every job completed exactly once (completed == N, none failed, none started twice, none left waiting)',
@@ -180,7 +225,9 @@ export async function bullDrainOnce(c: Collector, o: BullDrainOptions): Promise<
       c.add(`${o.label}: worker CPU`, '% of 1 core', (stats.processCpuS / stats.wallS) * 100, { info: true });
       c.add(`${o.label}: peak RSS (VmHWM)`, 'MB', stats.hwmMb, { info: true });
     }
-    o.progress(`${o.label}: ${Math.round(jobsPerSec)} jobs/s (${seconds.toFixed(2)} s from job timestamps)${ok ? '' : ' FAIL'}`);
+    o.progress(
+      `${o.label}: ${Math.round(jobsPerSec)} jobs/s (${seconds.toFixed(2)} s from job timestamps)${ok ? '' : ' FAIL'}`,
+    );
     return { jobsPerSec, ok, cpu: stats };
   } finally {
     await queue.obliterate({ force: true }).catch(() => undefined);

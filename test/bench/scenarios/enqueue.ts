@@ -63,7 +63,10 @@ export async function enqueueScenario(c: Collector, ctx: BenchContext, runs: num
       t = performance.now();
       for (let i = 0; i < bulkN; i += batch) {
         const t1 = performance.now();
-        const created = await env.store.executionsEnqueueMany({ jobId: bulkJob, payloads: Array.from({ length: Math.min(batch, bulkN - i) }, () => null) });
+        const created = await env.store.executionsEnqueueMany({
+          jobId: bulkJob,
+          payloads: Array.from({ length: Math.min(batch, bulkN - i) }, () => null),
+        });
         const t2 = performance.now();
         await env.queue.push(created);
         pgMs += t2 - t1;
@@ -73,7 +76,9 @@ export async function enqueueScenario(c: Collector, ctx: BenchContext, runs: num
       c.add('bulk: PostgreSQL share (executionsEnqueueMany)', '%', (pgMs / (pgMs + redisMs)) * 100, { info: true });
       c.add(`bulk: per batch of ${batch}, PostgreSQL`, 'ms', pgMs / Math.ceil(bulkN / batch), { info: true });
       c.add(`bulk: per batch of ${batch}, Redis push`, 'ms', redisMs / Math.ceil(bulkN / batch), { info: true });
-      c.add(`bulk enqueueMany+push (batches of ${opts['bulk-batch']})`, 'jobs/s', bulkRate, { target: { op: '>=', value: 50_000 } });
+      c.add(`bulk enqueueMany+push (batches of ${opts['bulk-batch']})`, 'jobs/s', bulkRate, {
+        target: { op: '>=', value: 50_000 },
+      });
       progress(`enqueue bulk: ${Math.round(bulkRate)} jobs/s`);
 
       // The same trigger at the HTTP concurrency, through the core and through the route without a socket: where the
@@ -99,19 +104,37 @@ export async function enqueueScenario(c: Collector, ctx: BenchContext, runs: num
       const httpJob = await noopJob(env);
       const http = await httpTrigger(env, httpJob, opts['http-n'], opts['http-concurrency']);
       const client = 'client' in http ? 'wrk' : 'node:http client thread';
-      c.add(`HTTP trigger (${opts['http-concurrency']} in flight, ${client})`, 'req/s', http.rate, { target: { op: '>=', value: 2_000 } });
+      c.add(`HTTP trigger (${opts['http-concurrency']} in flight, ${client})`, 'req/s', http.rate, {
+        target: { op: '>=', value: 2_000 },
+      });
       c.add('HTTP trigger p50', 'ms', http.p50, { info: true });
       c.add('HTTP trigger p99', 'ms', http.p99, { info: true });
       progress(`enqueue http: ${Math.round(http.rate)} req/s ${JSON.stringify(http.statuses)}`);
-      c.check('HTTP: every request answered 201 (distinct rows: checked in PostgreSQL below)', http.ok, JSON.stringify(http.statuses), `run ${run + 1}`);
+      c.check(
+        'HTTP: every request answered 201 (distinct rows: checked in PostgreSQL below)',
+        http.ok,
+        JSON.stringify(http.statuses),
+        `run ${run + 1}`,
+      );
 
-      await verifyEnqueued(c, env, { [singleJob]: n + warm, [bulkJob]: opts['bulk-n'], [layersJob]: 2 * layerN, [httpJob]: opts['http-n'] }, `run ${run + 1}`);
+      await verifyEnqueued(
+        c,
+        env,
+        { [singleJob]: n + warm, [bulkJob]: opts['bulk-n'], [layersJob]: 2 * layerN, [httpJob]: opts['http-n'] },
+        `run ${run + 1}`,
+      );
     } finally {
       await env.cleanup();
     }
   }
-  c.note('HTTP: the API logs one line per request and per created execution at LOG_LEVEL=info, to /dev/null here; one API key (bearer auth on)');
-  c.note(hasWrk() ? 'HTTP load comes from wrk (apt-get install wrk), sending exactly n triggers; the rate is n over the span of their insert times (DB clock); server and wrk share the machine' : 'HTTP load comes from a node:http client in a worker thread of this process (install wrk for a lighter client); server and client share the machine');
+  c.note(
+    'HTTP: the API logs one line per request and per created execution at LOG_LEVEL=info, to /dev/null here; one API key (bearer auth on)',
+  );
+  c.note(
+    hasWrk()
+      ? 'HTTP load comes from wrk (apt-get install wrk), sending exactly n triggers; the rate is n over the span of their insert times (DB clock); server and wrk share the machine'
+      : 'HTTP load comes from a node:http client in a worker thread of this process (install wrk for a lighter client); server and client share the machine',
+  );
 }
 
 async function closedLoop(n: number, concurrency: number, call: () => Promise<unknown>): Promise<number> {
@@ -156,8 +179,15 @@ export async function httpTrigger(env: TestEnv, jobId: string, n: number, concur
     const port = (server.address() as AddressInfo).port;
     const url = `http://127.0.0.1:${port}/api/v1/jobs/${jobId}/trigger`;
     if (hasWrk()) return await wrkTrigger({ url, n, concurrency, token, env, jobId });
-    const thread = new Thread(new URL('../lib/http-client.mjs', import.meta.url), { workerData: { url, n, concurrency, token } });
-    const result = await new Promise<{ ms: number; statuses: Record<string, number>; ids: string[]; latencies: number[] }>((resolve, reject) => {
+    const thread = new Thread(new URL('../lib/http-client.mjs', import.meta.url), {
+      workerData: { url, n, concurrency, token },
+    });
+    const result = await new Promise<{
+      ms: number;
+      statuses: Record<string, number>;
+      ids: string[];
+      latencies: number[];
+    }>((resolve, reject) => {
       thread.once('message', resolve);
       thread.once('error', reject);
     });
@@ -184,7 +214,14 @@ function hasWrk(): boolean {
  * Exactly `n` trigger POSTs through wrk: once n are sent, its connections send GET /healthz (which creates
  * nothing) until the n-th trigger answered, then it stops; its Lua `done` prints the counts as JSON.
  */
-async function wrkTrigger(input: { url: string; n: number; concurrency: number; token: string; env: TestEnv; jobId: string }) {
+async function wrkTrigger(input: {
+  url: string;
+  n: number;
+  concurrency: number;
+  token: string;
+  env: TestEnv;
+  jobId: string;
+}) {
   const target = new URL(input.url);
   const script = join(tmpdir(), `bench-wrk-${process.pid}.lua`);
   writeFileSync(
@@ -225,7 +262,7 @@ end
     // wrk keeps its threads alive until -d ends even after they stop sending: once PostgreSQL holds all n rows,
     // interrupt it (it then prints its report and runs done()). The rate comes from the rows' own insert times.
     let span: { n: number; ms: number } = { n: 0, ms: 0 };
-    for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 120_000; Date.now() < deadline;) {
       const { rows } = await input.env.pool.query(
         `SELECT count(*)::int AS n, extract(epoch FROM max(queued_at) - min(queued_at)) * 1000 AS ms FROM executions WHERE job_id = $1`,
         [input.jobId],
@@ -240,21 +277,40 @@ end
     const line = stdout.split('\n').find((l) => l.startsWith('WRK '));
     if (!line) throw new Error(`wrk gave no result: ${stdout}`);
     const r = JSON.parse(line.slice(4)) as { created: number; other: number; ms: number; p50: number; p99: number };
-    return { rate: input.n / (span.ms / 1000), p50: r.p50, p99: r.p99, statuses: { 201: r.created, other: r.other }, ok: r.created === input.n, client: 'wrk' };
+    return {
+      rate: input.n / (span.ms / 1000),
+      p50: r.p50,
+      p99: r.p99,
+      statuses: { 201: r.created, other: r.other },
+      ok: r.created === input.n,
+      client: 'wrk',
+    };
   } finally {
     rmSync(script, { force: true });
   }
 }
 
 /** Each job has exactly the expected queued rows, and Redis holds each id once in the ready set. */
-async function verifyEnqueued(c: Collector, env: TestEnv, expected: Record<string, number>, subject: string): Promise<void> {
+async function verifyEnqueued(
+  c: Collector,
+  env: TestEnv,
+  expected: Record<string, number>,
+  subject: string,
+): Promise<void> {
   const { rows } = await env.pool.query(
     `SELECT job_id, count(*)::int AS n, count(*) FILTER (WHERE status = 'queued')::int AS queued FROM executions GROUP BY job_id`,
   );
   const got = Object.fromEntries(rows.map((r) => [String(r.job_id), r]));
   const total = Object.values(expected).reduce((a, b) => a + b, 0);
-  const pgOk = Object.entries(expected).every(([job, n]) => got[job]?.n === n && got[job]?.queued === n) && rows.length === Object.keys(expected).length;
-  c.check('PostgreSQL: one queued row per enqueue call, nothing more', pgOk, `expected ${JSON.stringify(expected)}, got ${JSON.stringify(rows)}`, subject);
+  const pgOk =
+    Object.entries(expected).every(([job, n]) => got[job]?.n === n && got[job]?.queued === n) &&
+    rows.length === Object.keys(expected).length;
+  c.check(
+    'PostgreSQL: one queued row per enqueue call, nothing more',
+    pgOk,
+    `expected ${JSON.stringify(expected)}, got ${JSON.stringify(rows)}`,
+    subject,
+  );
   const lane = env.redisQueue!.keys.lane('short');
   const ready = await env.redis.zcard(lane.ready);
   const delayed = await env.redis.zcard(lane.delayed);
@@ -266,5 +322,10 @@ async function verifyEnqueued(c: Collector, env: TestEnv, expected: Record<strin
     const scores = await env.redis.zmscore(lane.ready, ...all.slice(i, i + 5000));
     missing += scores.filter((s) => s === null).length;
   }
-  c.check('Redis: every row pushed exactly once (ready set == the rows)', ready === total && delayed === 0 && missing === 0, `ready=${ready} delayed=${delayed} missing=${missing} expected=${total}`, subject);
+  c.check(
+    'Redis: every row pushed exactly once (ready set == the rows)',
+    ready === total && delayed === 0 && missing === 0,
+    `ready=${ready} delayed=${delayed} missing=${missing} expected=${total}`,
+    subject,
+  );
 }

@@ -31,7 +31,11 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
-async function build(env: TestEnv, n: number, progress: (m: string) => void): Promise<{ firstJob: string; someId: string | null }> {
+async function build(
+  env: TestEnv,
+  n: number,
+  progress: (m: string) => void,
+): Promise<{ firstJob: string; someId: string | null }> {
   const { rows } = await env.pool.query(
     `INSERT INTO jobs (name, cron_expr, handler) SELECT 'hist-' || g, '* * * * *', 'noop' FROM generate_series(1, $1::int) g RETURNING id`,
     [JOBS],
@@ -51,7 +55,9 @@ async function build(env: TestEnv, n: number, progress: (m: string) => void): Pr
                             CASE WHEN g % 2000 = 0 THEN 'dead' WHEN g % 100 = 1 THEN 'failed' ELSE 'succeeded' END AS st) x`,
       [firstJob, from, Math.min(n, from + chunk - 1), n],
     );
-    progress(`history: ${Math.min(n, from + chunk - 1).toLocaleString('en-US')} of ${n.toLocaleString('en-US')} rows (${Math.round(performance.now() - t)} ms)`);
+    progress(
+      `history: ${Math.min(n, from + chunk - 1).toLocaleString('en-US')} of ${n.toLocaleString('en-US')} rows (${Math.round(performance.now() - t)} ms)`,
+    );
   }
   if (n > 0) await rollUp(env);
   const some = await env.pool.query(`SELECT id FROM executions WHERE status = 'dead' ORDER BY id DESC LIMIT 1`);
@@ -74,7 +80,10 @@ async function rollUp(env: TestEnv): Promise<void> {
  * last hour: each of succeeded, failed and dead once for job {J} and once spread over 51 other jobs (newest), with
  * their roll-up minutes. Every list and page then renders what it renders on the history, from a table of 306 rows.
  */
-async function buildPage(env: TestEnv, progress: (m: string) => void): Promise<{ firstJob: string; someId: string | null }> {
+async function buildPage(
+  env: TestEnv,
+  progress: (m: string) => void,
+): Promise<{ firstJob: string; someId: string | null }> {
   const built = await build(env, 0, progress);
   await env.pool.query(
     `INSERT INTO executions (job_id, trigger, status, lane, scheduled_for, queued_at, started_at, finished_at, duration_ms,
@@ -96,14 +105,25 @@ async function buildPage(env: TestEnv, progress: (m: string) => void): Promise<{
  * The empty side of the execution pages: the same jobs and the one execution they show (a copy of the history's,
  * with its id), so both sides render the same page where the empty database would answer 404.
  */
-async function buildSingle(env: TestEnv, from: TestEnv, id: string | null, progress: (m: string) => void): Promise<{ firstJob: string; someId: string | null }> {
+async function buildSingle(
+  env: TestEnv,
+  from: TestEnv,
+  id: string | null,
+  progress: (m: string) => void,
+): Promise<{ firstJob: string; someId: string | null }> {
   const built = await build(env, 0, progress);
-  const source = await from.pool.query(`SELECT row_to_json(e) AS row, (SELECT min(id) FROM jobs) AS first_job FROM executions e WHERE id = $1`, [id]);
+  const source = await from.pool.query(
+    `SELECT row_to_json(e) AS row, (SELECT min(id) FROM jobs) AS first_job FROM executions e WHERE id = $1`,
+    [id],
+  );
   const row = source.rows[0];
   if (!row) return built;
   // The job of the same index among the same 1,000 jobs.
   row.row.job_id = String(BigInt(row.row.job_id) - BigInt(row.first_job) + BigInt(built.firstJob));
-  await env.pool.query(`INSERT INTO executions OVERRIDING SYSTEM VALUE SELECT * FROM json_populate_record(NULL::executions, $1)`, [row.row]);
+  await env.pool.query(
+    `INSERT INTO executions OVERRIDING SYSTEM VALUE SELECT * FROM json_populate_record(NULL::executions, $1)`,
+    [row.row],
+  );
   return { firstJob: built.firstJob, someId: id };
 }
 
@@ -195,14 +215,19 @@ export async function historyScenario(c: Collector, ctx: BenchContext): Promise<
     const pageApp = appFor(paged);
     const singleApp = appFor(single);
     // --history-keep=2 keeps the schemas as built: no statistics, no hint bits, no visibility map.
-    for (const phase of keep && opts['history-keep'] >= 2 ? ['as built, no statistics'] : ['as built, no statistics', 'after ANALYZE']) {
-      if (phase === 'after ANALYZE') await Promise.all([full, empty, paged, single].map((env) => env.pool.query('ANALYZE')));
+    for (const phase of keep && opts['history-keep'] >= 2
+      ? ['as built, no statistics']
+      : ['as built, no statistics', 'after ANALYZE']) {
+      if (phase === 'after ANALYZE')
+        await Promise.all([full, empty, paged, single].map((env) => env.pool.query('ANALYZE')));
       let worst = 0;
       let worstPage = 0;
       for (const label of templates) {
         const [f, e, p] = (await timeRequests([
           { app: fullApp, path: fill(label, built) },
-          label.includes('{ID}') ? { app: singleApp, path: fill(label, one) } : { app: emptyApp, path: fill(label, { ...blank, someId: null }) },
+          label.includes('{ID}')
+            ? { app: singleApp, path: fill(label, one) }
+            : { app: emptyApp, path: fill(label, { ...blank, someId: null }) },
           { app: pageApp, path: fill(label, onePage) },
         ])) as [Timing, Timing, Timing];
         if (f.status >= 400 || e.status >= (label.includes('{ID}') ? 400 : 500) || p.status >= 400) {
@@ -218,22 +243,33 @@ export async function historyScenario(c: Collector, ctx: BenchContext): Promise<
         c.add(`${label} (${phase}): empty p95`, 'ms', Number(e.p95.toFixed(2)), { info: true });
         c.add(`${label} (${phase}): one-page p50`, 'ms', Number(p.p50.toFixed(2)), { info: true });
         c.add(`${label} (${phase}): one-page p95`, 'ms', Number(p.p95.toFixed(2)), { info: true });
-        c.add(`${label} (${phase}): p50 ratio full/empty`, 'x', Number(ratio.toFixed(2)), { target: { op: '<=', value: 2 } });
-        c.add(`${label} (${phase}): p50 ratio full/one-page`, 'x', Number(pageRatio.toFixed(2)), { target: { op: '<=', value: 2 } });
+        c.add(`${label} (${phase}): p50 ratio full/empty`, 'x', Number(ratio.toFixed(2)), {
+          target: { op: '<=', value: 2 },
+        });
+        c.add(`${label} (${phase}): p50 ratio full/one-page`, 'x', Number(pageRatio.toFixed(2)), {
+          target: { op: '<=', value: 2 },
+        });
         progress(
           `history ${phase}: ${label} p50 ${f.p50.toFixed(2)} ms (empty ${e.p50.toFixed(2)}, one page ${p.p50.toFixed(2)}), ` +
             `p95 ${f.p95.toFixed(2)} (${e.p95.toFixed(2)}, ${p.p95.toFixed(2)}): ${ratio.toFixed(2)}x / ${pageRatio.toFixed(2)}x`,
         );
       }
       c.add(`worst p50 ratio full/empty (${phase})`, 'x', Number(worst.toFixed(2)), { target: { op: '<=', value: 2 } });
-      c.add(`worst p50 ratio full/one-page (${phase})`, 'x', Number(worstPage.toFixed(2)), { target: { op: '<=', value: 2 } });
+      c.add(`worst p50 ratio full/one-page (${phase})`, 'x', Number(worstPage.toFixed(2)), {
+        target: { op: '<=', value: 2 },
+      });
     }
     c.check('every endpoint answers', true, '', 'all');
 
     const size = await full.pool.query(
       `SELECT pg_total_relation_size('executions') AS executions, pg_total_relation_size('execution_minutes') AS minutes`,
     );
-    c.add('bytes on disk per execution (table, TOAST and indexes)', 'bytes', Math.round(Number(size.rows[0].executions) / Math.max(1, n)), { info: true });
+    c.add(
+      'bytes on disk per execution (table, TOAST and indexes)',
+      'bytes',
+      Math.round(Number(size.rows[0].executions) / Math.max(1, n)),
+      { info: true },
+    );
     c.add('roll-up minutes on disk', 'MB', Math.round(Number(size.rows[0].minutes) / 1e5) / 10, { info: true });
 
     if (keep) {
@@ -261,17 +297,25 @@ async function release(env: TestEnv): Promise<void> {
 async function drain(env: TestEnv, count: number, during?: { run(): Promise<void>; stop(): void }): Promise<number> {
   const e = engine(env);
   try {
-    const { rows } = await env.pool.query(`INSERT INTO jobs (name, handler) VALUES ('drain-' || gen_random_uuid(), 'noop') RETURNING id`);
+    const { rows } = await env.pool.query(
+      `INSERT INTO jobs (name, handler) VALUES ('drain-' || gen_random_uuid(), 'noop') RETURNING id`,
+    );
     const ids: string[] = [];
     for (let left = count; left > 0; left -= 1000) {
-      const batch = await env.store.executionsEnqueueMany({ jobId: rows[0].id, payloads: Array.from({ length: Math.min(1000, left) }, () => null) });
+      const batch = await env.store.executionsEnqueueMany({
+        jobId: rows[0].id,
+        payloads: Array.from({ length: Math.min(1000, left) }, () => null),
+      });
       await env.queue.push(batch);
       ids.push(...batch.map((b) => b.id));
     }
     await e.worker({ concurrency: 50 });
     const side = during?.run();
     for (;;) {
-      const done = await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'succeeded'`, [rows[0].id]);
+      const done = await env.pool.query(
+        `SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'succeeded'`,
+        [rows[0].id],
+      );
       if (done.rows[0].n === count) break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -291,9 +335,11 @@ async function pruneWhileDraining(c: Collector, ctx: BenchContext, env: TestEnv,
   const { opts, progress } = ctx;
   const count = opts['history-drain'];
   const rules = { historyMs: 20 * DAY, deadMs: 90 * DAY };
-  const expected = (await env.pool.query(
-    `SELECT count(*)::int AS n FROM executions WHERE status IN ('succeeded', 'cancelled', 'skipped') AND finished_at < now() - interval '20 days'`,
-  )).rows[0].n as number;
+  const expected = (
+    await env.pool.query(
+      `SELECT count(*)::int AS n FROM executions WHERE status IN ('succeeded', 'cancelled', 'skipped') AND finished_at < now() - interval '20 days'`,
+    )
+  ).rows[0].n as number;
   const baseline = await drain(env, count);
   progress(`history: drain without pruning ${Math.round(baseline)} jobs/s`);
   const cursor = newRetentionCursor();
@@ -321,9 +367,19 @@ async function pruneWhileDraining(c: Collector, ctx: BenchContext, env: TestEnv,
   c.add('drain without pruning', 'jobs/s', Math.round(baseline), { info: true });
   c.add('drain while pruning (1 s passes)', 'jobs/s', Math.round(withPrune), { info: true });
   c.add('drain while pruning / without', 'x', Number((withPrune / baseline).toFixed(2)), { info: true });
-  c.add('prune rate while the drain ran (rows deleted per second of pass)', 'rows/s', Math.round(deleted / Math.max(0.001, pruneMs / 1000)), { info: true });
+  c.add(
+    'prune rate while the drain ran (rows deleted per second of pass)',
+    'rows/s',
+    Math.round(deleted / Math.max(0.001, pruneMs / 1000)),
+    { info: true },
+  );
   c.add('rows pruned during the drain', 'rows', deleted, { info: true });
-  c.add('WAL written during the drain with pruning, per row pruned', 'bytes', Math.round(Number(wal) / Math.max(1, deleted)), { info: true });
+  c.add(
+    'WAL written during the drain with pruning, per row pruned',
+    'bytes',
+    Math.round(Number(wal) / Math.max(1, deleted)),
+    { info: true },
+  );
   // Finish the backlog and check nothing else went: no expired row is left, every drained row is there, and the
   // rows deleted plus the rows left are the rows made (more rows expire while the scenario runs: they count too).
   let rest = 0;
@@ -332,11 +388,13 @@ async function pruneWhileDraining(c: Collector, ctx: BenchContext, env: TestEnv,
     rest += r.deleted;
     if (r.deleted === 0) break;
   }
-  const left = (await env.pool.query(
-    `SELECT count(*) FILTER (WHERE status IN ('succeeded', 'cancelled', 'skipped') AND finished_at < now() - interval '20 days')::int AS expired,
+  const left = (
+    await env.pool.query(
+      `SELECT count(*) FILTER (WHERE status IN ('succeeded', 'cancelled', 'skipped') AND finished_at < now() - interval '20 days')::int AS expired,
             count(*) FILTER (WHERE job_id IN (SELECT id FROM jobs WHERE name LIKE 'drain-%'))::int AS drained,
             count(*)::int AS total FROM executions`,
-  )).rows[0];
+    )
+  ).rows[0];
   c.check(
     'retention deleted exactly the expired rows (and none of the drained ones)',
     left.expired === 0 && left.drained === 2 * count && left.total + deleted + rest === n + 2 * count,

@@ -27,7 +27,10 @@ interface ReceiverStats {
   cpuS: number;
 }
 
-export async function httpScenario(c: Collector, o: { n: number; concurrency: number; runs: number; profile: boolean; progress: (m: string) => void }): Promise<void> {
+export async function httpScenario(
+  c: Collector,
+  o: { n: number; concurrency: number; runs: number; profile: boolean; progress: (m: string) => void },
+): Promise<void> {
   for (let run = 0; run < o.runs; run++) {
     const label = `run ${run + 1}`;
     const receiver = spawnNode('test/bench/http-receiver.ts', {}, { stdout: 'pipe' });
@@ -40,7 +43,13 @@ export async function httpScenario(c: Collector, o: { n: number; concurrency: nu
       const base = `http://127.0.0.1:${port}`;
       const stats = async () => (await (await fetch(`${base}/__stats`)).json()) as ReceiverStats;
 
-      const job = await createJob(commandDeps(env), jobSpec({ handler: null, http: { url: `${base}/hook`, method: 'POST', headers: { authorization: 'Bearer bench' } } }));
+      const job = await createJob(
+        commandDeps(env),
+        jobSpec({
+          handler: null,
+          http: { url: `${base}/hook`, method: 'POST', headers: { authorization: 'Bearer bench' } },
+        }),
+      );
       await enqueueBulk(env, job.id, o.n, 5000);
       o.progress(`http ${label}: ${o.n} queued; starting worker (C=${o.concurrency})`);
       // Profiled: instrument.mjs starts a CPU profile at the first SIGUSR2 and writes it (and the PostgreSQL and
@@ -51,7 +60,11 @@ export async function httpScenario(c: Collector, o: { n: number; concurrency: nu
         concurrency: o.concurrency,
         logLevel: 'warn',
         nodeArgs: profileDir ? ['--import', join(ROOT, 'test/bench/lib/instrument.mjs')] : undefined,
-        extraEnv: { HTTP_TARGET_ALLOW: '127.0.0.1', HTTP_SIGNING_SECRET: 'bench-signing-secret', ...(timingsFile ? { BENCH_INSTRUMENT_OUT: timingsFile } : {}) },
+        extraEnv: {
+          HTTP_TARGET_ALLOW: '127.0.0.1',
+          HTTP_SIGNING_SECRET: 'bench-signing-secret',
+          ...(timingsFile ? { BENCH_INSTRUMENT_OUT: timingsFile } : {}),
+        },
       });
       const ws = sampler(worker.pid);
       const rs = sampler(receiver.pid);
@@ -70,12 +83,23 @@ export async function httpScenario(c: Collector, o: { n: number; concurrency: nu
           const deadline = Date.now() + 30_000;
           while (!worker.output().includes('instrument: written') && Date.now() < deadline) await sleep(50);
         }
-        if (stalled) c.check('drain finished', false, `no progress for 60 s or the worker died:\n${worker.output().slice(-2000)}`, label);
+        if (stalled)
+          c.check(
+            'drain finished',
+            false,
+            `no progress for 60 s or the worker died:\n${worker.output().slice(-2000)}`,
+            label,
+          );
       } finally {
         ws.end();
         rs.end();
         const exit = await worker.stop();
-        c.check('worker process exited 0 on SIGTERM', exit.code === 0, `exit ${JSON.stringify(exit)}\n${worker.output().slice(-2000)}`, label);
+        c.check(
+          'worker process exited 0 on SIGTERM',
+          exit.code === 0,
+          `exit ${JSON.stringify(exit)}\n${worker.output().slice(-2000)}`,
+          label,
+        );
       }
       if (profileDir && timingsFile) {
         const file = `${timingsFile}.cpuprofile`;
@@ -89,7 +113,12 @@ export async function httpScenario(c: Collector, o: { n: number; concurrency: nu
       const window = await dbWindow(env);
       await verifyDrain(c, env.pool, env.queue, o.n, label);
       const got = await stats();
-      c.check('receiver: every job delivered exactly once (requests == unique execution ids == N)', got.count === o.n && got.unique === o.n, JSON.stringify(got), label);
+      c.check(
+        'receiver: every job delivered exactly once (requests == unique execution ids == N)',
+        got.count === o.n && got.unique === o.n,
+        JSON.stringify(got),
+        label,
+      );
       const { rows } = await env.pool.query(
         `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50,
                 percentile_cont(0.99) WITHIN GROUP (ORDER BY duration_ms) AS p99
@@ -100,7 +129,12 @@ export async function httpScenario(c: Collector, o: { n: number; concurrency: nu
       if (w && r) {
         const machineCpuS = (w.machineBusyPct / 100) * w.wallS * cpus().length;
         c.add('receiver CPU', '% of 1 core', (r.processCpuS / r.wallS) * 100, { info: true });
-        c.add('receiver share of the machine\'s CPU in the window', '%', machineCpuS > 0 ? (r.processCpuS / machineCpuS) * 100 : Number.NaN, { info: true });
+        c.add(
+          "receiver share of the machine's CPU in the window",
+          '%',
+          machineCpuS > 0 ? (r.processCpuS / machineCpuS) * 100 : Number.NaN,
+          { info: true },
+        );
         c.add('worker CPU', '% of 1 core', (w.processCpuS / w.wallS) * 100, { info: true });
         c.add('worker CPU per request', 'µs', (w.processCpuS / o.n) * 1e6, { info: true });
         c.add('postgres CPU (all backends)', '% of 1 core', (w.postgresCpuS / w.wallS) * 100, { info: true });
@@ -109,22 +143,36 @@ export async function httpScenario(c: Collector, o: { n: number; concurrency: nu
       c.add('receiver own time p50', 'µs', got.ownP50Us, { info: true });
       c.add('attempt duration p50 (worker, ms resolution)', 'ms', Number(rows[0].p50), { info: true });
       c.add('attempt duration p99', 'ms', Number(rows[0].p99), { info: true });
-      c.add('p50 overhead per request over the receiver\'s own time', 'ms', Number(rows[0].p50) - got.ownP50Us / 1000, { info: true });
+      c.add("p50 overhead per request over the receiver's own time", 'ms', Number(rows[0].p50) - got.ownP50Us / 1000, {
+        info: true,
+      });
       o.progress(`http ${label}: ${Math.round(jobsPerSec)} jobs/s; receiver ${got.count} requests`);
     } finally {
       await env.cleanup();
       await receiver.stop();
     }
   }
-  c.note('attempt duration = the worker\'s own measure of an attempt (runner start to result, including waiting for a connection of the pool), recorded in whole ms; the overhead subtracts the receiver\'s p50 handling time');
+  c.note(
+    "attempt duration = the worker's own measure of an attempt (runner start to result, including waiting for a connection of the pool), recorded in whole ms; the overhead subtracts the receiver's p50 handling time",
+  );
 }
 
 /** PostgreSQL statements and Redis commands of the drain window: how many, per 1,000 requests, and their round trip. */
 function describeTimings(c: Collector, file: string, n: number): void {
-  const timings = JSON.parse(readFileSync(file, 'utf8')) as Record<'pool' | 'redis', Record<string, { n: number; ms: number }>>;
-  for (const [table, label] of [['pool', 'pg'], ['redis', 'redis']] as const) {
-    for (const [key, v] of Object.entries(timings[table]).sort((a, b) => b[1].n - a[1].n).slice(0, 5)) {
-      c.note(`worker ${label}: ${v.n} calls (${((v.n / n) * 1000).toFixed(0)} per 1k requests), ${(v.ms / v.n).toFixed(2)} ms avg :: ${key}`);
+  const timings = JSON.parse(readFileSync(file, 'utf8')) as Record<
+    'pool' | 'redis',
+    Record<string, { n: number; ms: number }>
+  >;
+  for (const [table, label] of [
+    ['pool', 'pg'],
+    ['redis', 'redis'],
+  ] as const) {
+    for (const [key, v] of Object.entries(timings[table])
+      .sort((a, b) => b[1].n - a[1].n)
+      .slice(0, 5)) {
+      c.note(
+        `worker ${label}: ${v.n} calls (${((v.n / n) * 1000).toFixed(0)} per 1k requests), ${(v.ms / v.n).toFixed(2)} ms avg :: ${key}`,
+      );
     }
   }
 }

@@ -97,11 +97,23 @@ async function triggerCapacity(ctx: BenchContext, withWorker: boolean): Promise<
  * queued_at (DB) -> trigger call returned (INSERT committed and id pushed, this process) -> claim reply in the
  * worker -> read of the claimed row returned in the worker -> started_at (DB).
  */
-export async function latencyOnce(c: Collector, ctx: BenchContext, rate: number, subject: string, breakdown?: { dir: string }): Promise<void> {
+export async function latencyOnce(
+  c: Collector,
+  ctx: BenchContext,
+  rate: number,
+  subject: string,
+  breakdown?: { dir: string },
+): Promise<void> {
   return once(c, ctx, rate, subject, breakdown);
 }
 
-async function once(c: Collector, ctx: BenchContext, rate: number, subject: string, breakdown?: { dir: string }): Promise<void> {
+async function once(
+  c: Collector,
+  ctx: BenchContext,
+  rate: number,
+  subject: string,
+  breakdown?: { dir: string },
+): Promise<void> {
   const { opts, progress } = ctx;
   const marksFile = breakdown ? join(breakdown.dir, `latency-marks-${Date.now()}.json`) : '';
   const env = await benchEnv('bench_latency');
@@ -116,7 +128,10 @@ async function once(c: Collector, ctx: BenchContext, rate: number, subject: stri
       concurrency: opts.concurrency,
       logLevel: 'warn',
       ...(breakdown
-        ? { nodeArgs: ['--import', join(ROOT, 'test/bench/lib/instrument.mjs')], extraEnv: { BENCH_INSTRUMENT_OUT: marksFile, BENCH_MARKS: '1' } }
+        ? {
+            nodeArgs: ['--import', join(ROOT, 'test/bench/lib/instrument.mjs')],
+            extraEnv: { BENCH_INSTRUMENT_OUT: marksFile, BENCH_MARKS: '1' },
+          }
         : {}),
     });
     try {
@@ -186,13 +201,18 @@ async function once(c: Collector, ctx: BenchContext, rate: number, subject: stri
       const toStart = measured.map((r) => Number(r.to_start));
       const toDone = measured.map((r) => Number(r.to_done));
       const lag = measured.filter((r) => intended.has(r.id)).map((r) => Number(r.queued) - intended.get(r.id)!);
-      const fromIntended = measured.filter((r) => intended.has(r.id)).map((r) => Number(r.started) - intended.get(r.id)!);
+      const fromIntended = measured
+        .filter((r) => intended.has(r.id))
+        .map((r) => Number(r.started) - intended.get(r.id)!);
       const ps = percentiles(toStart);
       const pi = percentiles(fromIntended);
       const pd = percentiles(toDone);
       const pl = percentiles(lag);
       if (breakdown && existsSync(marksFile)) {
-        const marks = JSON.parse(readFileSync(marksFile, 'utf8')).marks as { claimed: Record<string, number>; loaded: Record<string, number> };
+        const marks = JSON.parse(readFileSync(marksFile, 'utf8')).marks as {
+          claimed: Record<string, number>;
+          loaded: Record<string, number>;
+        };
         const stages: Record<string, number[]> = {
           'queued_at -> trigger call returned (INSERT commit + push)': [],
           'trigger call returned -> claim reply in worker': [],
@@ -216,7 +236,9 @@ async function once(c: Collector, ctx: BenchContext, rate: number, subject: stri
           c.add(`breakdown: ${stage} p50`, 'ms', p.p50!, { info: true });
           c.add(`breakdown: ${stage} p99`, 'ms', p.p99!, { info: true });
         }
-        c.note('breakdown instants: queued_at and started_at from PostgreSQL, the others from each process\'s wall clock (one host, one clock); a negative "returned -> claim" means the worker claimed the id before the trigger call got its push reply');
+        c.note(
+          'breakdown instants: queued_at and started_at from PostgreSQL, the others from each process\'s wall clock (one host, one clock); a negative "returned -> claim" means the worker claimed the id before the trigger call got its push reply',
+        );
       }
       c.add('trigger -> start p50', 'ms', ps.p50!, { target: { op: '<=', value: 5 } });
       c.add('trigger -> start p95', 'ms', ps.p95!);
@@ -235,10 +257,16 @@ async function once(c: Collector, ctx: BenchContext, rate: number, subject: stri
       c.add('intended trigger time -> start p50', 'ms', pi.p50!, { info: true });
       c.add('intended trigger time -> start p99', 'ms', pi.p99!, { info: true });
       if (pl.p99! > 100) {
-        c.note(`${subject}: the load generator fell behind (trigger call lag p99 ${Math.round(pl.p99!)} ms): triggerJob from this process did not sustain ${rate}/s, so the offered load was lower and burstier than planned; "intended -> start" counts that wait, "trigger -> start" (DB clock, from queued_at) does not`);
+        c.note(
+          `${subject}: the load generator fell behind (trigger call lag p99 ${Math.round(pl.p99!)} ms): triggerJob from this process did not sustain ${rate}/s, so the offered load was lower and burstier than planned; "intended -> start" counts that wait, "trigger -> start" (DB clock, from queued_at) does not`,
+        );
       }
-      progress(`latency ${subject}: start p50 ${ps.p50!.toFixed(1)} p99 ${ps.p99!.toFixed(1)} ms; success p50 ${pd.p50!.toFixed(1)} p99 ${pd.p99!.toFixed(1)} ms`);
-      c.note(`the first ${opts['latency-warmup-seconds']} s of load are excluded; trigger call lag shows how late the trigger's INSERT ran against the timer (client pool queueing)`);
+      progress(
+        `latency ${subject}: start p50 ${ps.p50!.toFixed(1)} p99 ${ps.p99!.toFixed(1)} ms; success p50 ${pd.p50!.toFixed(1)} p99 ${pd.p99!.toFixed(1)} ms`,
+      );
+      c.note(
+        `the first ${opts['latency-warmup-seconds']} s of load are excluded; trigger call lag shows how late the trigger's INSERT ran against the timer (client pool queueing)`,
+      );
       await verifyDrain(c, env.pool, env.queue, total + warmCount, subject);
     } finally {
       await worker.stop();

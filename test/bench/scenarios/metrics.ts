@@ -133,11 +133,13 @@ export async function metricsScenario(c: Collector, ctx: BenchContext, runs: num
         c.add(`${label}: p95`, 'ms', p.p95!, { target: { op: '<', value: 50 } });
         c.add('GET /metrics: p50', 'ms', p.p50!, { info: true });
         const own = percentiles(served.slice(-times.length));
-        c.add('GET /metrics, the server\'s part (app.fetch): p50', 'ms', own.p50!, { info: true });
-        c.add('GET /metrics, the server\'s part (app.fetch): p95', 'ms', own.p95!, { info: true });
+        c.add("GET /metrics, the server's part (app.fetch): p50", 'ms', own.p50!, { info: true });
+        c.add("GET /metrics, the server's part (app.fetch): p95", 'ms', own.p95!, { info: true });
         const rate = drained / (drainingMs / 1000);
         if (drain) c.add('drain beside the scrapes', 'jobs/s', rate, { info: true });
-        progress(`metrics run ${run + 1}: p50 ${p.p50!.toFixed(1)} ms, p95 ${p.p95!.toFixed(1)} ms over ${times.length} scrapes${drain ? `, ${Math.round(rate)} jobs/s drained meanwhile` : ''}`);
+        progress(
+          `metrics run ${run + 1}: p50 ${p.p50!.toFixed(1)} ms, p95 ${p.p95!.toFixed(1)} ms over ${times.length} scrapes${drain ? `, ${Math.round(rate)} jobs/s drained meanwhile` : ''}`,
+        );
       }
       // The parts alone and the plan, during a drain too.
       if (drain && !(await drain.draining())) await drain.refill();
@@ -154,16 +156,34 @@ export async function metricsScenario(c: Collector, ctx: BenchContext, runs: num
       [drain?.jobId ?? '0'],
     );
     const text = await scrape();
-    const total = [...text.matchAll(/^jobs_attempts_finished_total\{[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    const total = [...text.matchAll(/^jobs_attempts_finished_total\{[^}]*\} (\d+)$/gm)].reduce(
+      (sum, m) => sum + Number(m[1]),
+      0,
+    );
     const queued = Number(/^jobs_executions\{status="queued",lane="short"\} (\d+)$/m.exec(text)?.[1]);
     const want = { total: n + expected[0].drained, queued: expected[0].queued };
-    c.check('the counters equal the finished history and the drain; live rows counted', total === want.total && queued === want.queued, JSON.stringify({ total, queued, want }));
-    const { rows: plan } = await env.pool.query(`EXPLAIN (FORMAT JSON) ${METRICS_SQL}`, [await env.store.totalsFoldedThrough()]);
+    c.check(
+      'the counters equal the finished history and the drain; live rows counted',
+      total === want.total && queued === want.queued,
+      JSON.stringify({ total, queued, want }),
+    );
+    const { rows: plan } = await env.pool.query(`EXPLAIN (FORMAT JSON) ${METRICS_SQL}`, [
+      await env.store.totalsFoldedThrough(),
+    ]);
     const scans = seqScans((plan[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]!.Plan);
     const planText = JSON.stringify(plan[0]);
-    c.check('no sequential scan of executions or of the roll-ups (live rows through executions_live)', scans.length === 0 && planText.includes('executions_live'), `${scans.join(', ')} ${planText.slice(0, 400)}`);
-    c.note('history by SQL: finished attempts over 30 days, roll-ups computed from them and folded; scrapes one at a time over loopback HTTP with an API key');
-    if (drain) c.note(`scraped while one worker process (C=${opts.concurrency}) drained ${drainN.toLocaleString('en-US')} queued no-op jobs, queued again each time it ran dry (scrapes between drains not counted)`);
+    c.check(
+      'no sequential scan of executions or of the roll-ups (live rows through executions_live)',
+      scans.length === 0 && planText.includes('executions_live'),
+      `${scans.join(', ')} ${planText.slice(0, 400)}`,
+    );
+    c.note(
+      'history by SQL: finished attempts over 30 days, roll-ups computed from them and folded; scrapes one at a time over loopback HTTP with an API key',
+    );
+    if (drain)
+      c.note(
+        `scraped while one worker process (C=${opts.concurrency}) drained ${drainN.toLocaleString('en-US')} queued no-op jobs, queued again each time it ran dry (scrapes between drains not counted)`,
+      );
   } finally {
     await server.close();
     await env.cleanup();
@@ -183,7 +203,9 @@ interface PlanNode {
 /** The relations a plan reads with a sequential scan. */
 function seqScans(node: PlanNode): string[] {
   const own = node['Node Type'] === 'Seq Scan' && node['Relation Name'] ? [node['Relation Name']] : [];
-  return [...own, ...(node.Plans ?? []).flatMap(seqScans)].filter((r) => r === 'executions' || r === 'execution_minutes');
+  return [...own, ...(node.Plans ?? []).flatMap(seqScans)].filter(
+    (r) => r === 'executions' || r === 'execution_minutes',
+  );
 }
 
 /**
@@ -204,7 +226,11 @@ async function startDrain(env: TestEnv, n: number, concurrency: number) {
     },
     /** Attempts the worker finished so far (its no-op job's rows, through executions_job). */
     finished: async () =>
-      (await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'succeeded'`, [jobId])).rows[0].n as number,
+      (
+        await env.pool.query(`SELECT count(*)::int AS n FROM executions WHERE job_id = $1 AND status = 'succeeded'`, [
+          jobId,
+        ])
+      ).rows[0].n as number,
     stop: () => worker.stop(),
   };
 }
@@ -213,7 +239,12 @@ async function startDrain(env: TestEnv, n: number, concurrency: number) {
 async function scrapeParts(c: Collector, env: TestEnv): Promise<void> {
   const SAMPLES = 50;
   const own = createProcessMetrics();
-  const parts: Record<string, number[]> = { 'PostgreSQL (live rows, totals)': [], 'PostgreSQL (workers)': [], 'Redis (depth)': [], 'rendering (prom-client)': [] };
+  const parts: Record<string, number[]> = {
+    'PostgreSQL (live rows, totals)': [],
+    'PostgreSQL (workers)': [],
+    'Redis (depth)': [],
+    'rendering (prom-client)': [],
+  };
   const time = async <T>(name: string, f: () => Promise<T>): Promise<T> => {
     const t = performance.now();
     const out = await f();
@@ -224,20 +255,31 @@ async function scrapeParts(c: Collector, env: TestEnv): Promise<void> {
     const snapshot = await time('PostgreSQL (live rows, totals)', () => env.store.metricsSnapshot());
     const workers = await time('PostgreSQL (workers)', () => env.store.workerListActive(60_000));
     const depth = await time('Redis (depth)', () => env.queue.depth());
-    await time('rendering (prom-client)', async () => `${await own.registry.metrics()}\n${await systemSeries({ snapshot, depth, workers }).metrics()}`);
+    await time(
+      'rendering (prom-client)',
+      async () => `${await own.registry.metrics()}\n${await systemSeries({ snapshot, depth, workers }).metrics()}`,
+    );
   }
-  for (const [name, values] of Object.entries(parts)) c.add(`scrape part alone, p50: ${name}`, 'ms', percentiles(values).p50!, { info: true });
+  for (const [name, values] of Object.entries(parts))
+    c.add(`scrape part alone, p50: ${name}`, 'ms', percentiles(values).p50!, { info: true });
 }
 
 /** Shared buffers (hit + read) and time of the scrape's statement, from EXPLAIN (ANALYZE, BUFFERS), and per node. */
 async function statementBuffers(c: Collector, env: TestEnv): Promise<void> {
-  const { rows } = await env.pool.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${METRICS_SQL}`, [await env.store.totalsFoldedThrough()]);
+  const { rows } = await env.pool.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${METRICS_SQL}`, [
+    await env.store.totalsFoldedThrough(),
+  ]);
   const plan = (rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]!.Plan;
-  c.add('scrape statement: shared buffers', 'blocks', plan['Shared Hit Blocks']! + plan['Shared Read Blocks']!, { info: true });
+  c.add('scrape statement: shared buffers', 'blocks', plan['Shared Hit Blocks']! + plan['Shared Read Blocks']!, {
+    info: true,
+  });
   // The scans under it: which relation, how many rows, how many buffers.
   const scans: string[] = [];
   const walk = (node: PlanNode) => {
-    if (node['Relation Name']) scans.push(`${node['Node Type']} ${node['Relation Name']}${node['Index Name'] ? ` (${node['Index Name']})` : ''}: ${node['Actual Rows']} rows, ${node['Shared Hit Blocks']! + node['Shared Read Blocks']!} buffers`);
+    if (node['Relation Name'])
+      scans.push(
+        `${node['Node Type']} ${node['Relation Name']}${node['Index Name'] ? ` (${node['Index Name']})` : ''}: ${node['Actual Rows']} rows, ${node['Shared Hit Blocks']! + node['Shared Read Blocks']!} buffers`,
+      );
     for (const child of node.Plans ?? []) walk(child);
   };
   walk(plan);

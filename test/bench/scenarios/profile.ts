@@ -48,7 +48,10 @@ export async function postgresAlone(c: Collector, ctx: BenchContext): Promise<vo
     const jobId = await noopJob(env);
     const ids: string[] = [];
     for (let i = 0; i < n; i += 5000) {
-      const created = await env.store.executionsEnqueueMany({ jobId, payloads: Array.from({ length: Math.min(5000, n - i) }, () => null) });
+      const created = await env.store.executionsEnqueueMany({
+        jobId,
+        payloads: Array.from({ length: Math.min(5000, n - i) }, () => null),
+      });
       ids.push(...created.map((x) => x.id));
     }
     const claimBatch = Math.ceil(ctx.opts.concurrency / 2);
@@ -61,8 +64,19 @@ export async function postgresAlone(c: Collector, ctx: BenchContext): Promise<vo
     const loadMs = (performance.now() - t) / loads;
     c.add(`PostgreSQL alone: executionsLoad of ${claimBatch}`, 'ms/statement', loadMs, { info: true });
     const outcome = (id: string) => ({
-      id, token: `t${id}`, jobId, attempt: 1, lane: 'short' as const, priority: 0, status: 'succeeded' as const, exitCode: null,
-      output: '', error: null, durationMs: 0, retryDelayMs: null, workerId: 'w',
+      id,
+      token: `t${id}`,
+      jobId,
+      attempt: 1,
+      lane: 'short' as const,
+      priority: 0,
+      status: 'succeeded' as const,
+      exitCode: null,
+      output: '',
+      error: null,
+      durationMs: 0,
+      retryDelayMs: null,
+      workerId: 'w',
     });
     let next = 0;
     const run = async (streams: number, count: number, batch: number) => {
@@ -74,7 +88,12 @@ export async function postgresAlone(c: Collector, ctx: BenchContext): Promise<vo
           while (next < stop) {
             const slice = ids.slice(next, Math.min(stop, next + batch));
             next += slice.length;
-            await env.store.executionsRecord({ workerId: 'w', leaseMs: 30_000, starts: [], outcomes: slice.map(outcome) });
+            await env.store.executionsRecord({
+              workerId: 'w',
+              leaseMs: 30_000,
+              starts: [],
+              outcomes: slice.map(outcome),
+            });
             statements++;
           }
         }),
@@ -87,12 +106,16 @@ export async function postgresAlone(c: Collector, ctx: BenchContext): Promise<vo
     for (const batch of [25, 100, 400, 1000]) {
       const r = await run(1, share, batch);
       c.add(`PostgreSQL alone: recorder write x${batch}, 1 writer`, 'rows/s', r.rowsPerSec, { info: true });
-      c.add(`PostgreSQL alone: recorder write x${batch}, 1 writer, per statement`, 'ms', r.msPerStatement, { info: true });
+      c.add(`PostgreSQL alone: recorder write x${batch}, 1 writer, per statement`, 'ms', r.msPerStatement, {
+        info: true,
+      });
     }
     for (const streams of [2, 4]) {
       const r = await run(streams, streams === 4 ? n - next : share, 100);
       c.add(`PostgreSQL alone: recorder write x100, ${streams} writers`, 'rows/s', r.rowsPerSec, { info: true });
-      c.add(`PostgreSQL alone: recorder write x100, ${streams} writers, per statement`, 'ms', r.msPerStatement, { info: true });
+      c.add(`PostgreSQL alone: recorder write x100, ${streams} writers, per statement`, 'ms', r.msPerStatement, {
+        info: true,
+      });
     }
     const d = await env.pool.query(`SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS s FROM executions`);
     c.check('PostgreSQL alone: every outcome recorded once', d.rows[0].s === n, JSON.stringify(d.rows[0]), 'pg alone');
@@ -133,7 +156,9 @@ async function workerProfile(c: Collector, ctx: BenchContext, dir: string): Prom
     await verifyDrain(c, env.pool, env.queue, n, 'profiled drain');
     c.add('profiled drain', 'jobs/s', n / w.seconds, { info: true });
     c.add('profiled drain: worker CPU', '% of 1 core', (stats.processCpuS / stats.wallS) * 100, { info: true });
-    c.add('profiled drain: postgres CPU (all backends)', '% of 1 core', (stats.postgresCpuS / stats.wallS) * 100, { info: true });
+    c.add('profiled drain: postgres CPU (all backends)', '% of 1 core', (stats.postgresCpuS / stats.wallS) * 100, {
+      info: true,
+    });
     c.add('profiled drain: redis CPU', '% of 1 core', (stats.redisCpuS / stats.wallS) * 100, { info: true });
     if (!existsSync(`${out}.cpuprofile`)) {
       c.check('worker profile written', false, worker.output().slice(-2000));
@@ -147,10 +172,18 @@ async function workerProfile(c: Collector, ctx: BenchContext, dir: string): Prom
       c.add('worker event-loop delay p50', 'ms', eld.p50, { info: true });
       c.add('worker event-loop delay p99', 'ms', eld.p99, { info: true });
     }
-    for (const [table, label] of [['pg', 'pg client round trip'], ['pool', 'pg pool.query (incl. wait for a connection)'], ['redis', 'redis']] as const) {
-      const rows = Object.entries(timings[table]).sort((a, b) => b[1].ms - a[1].ms).slice(0, 4);
+    for (const [table, label] of [
+      ['pg', 'pg client round trip'],
+      ['pool', 'pg pool.query (incl. wait for a connection)'],
+      ['redis', 'redis'],
+    ] as const) {
+      const rows = Object.entries(timings[table])
+        .sort((a, b) => b[1].ms - a[1].ms)
+        .slice(0, 4);
       for (const [key, v] of rows) {
-        c.note(`worker ${label}: ${v.n} calls, ${(v.ms / v.n).toFixed(2)} ms avg, max ${v.max.toFixed(1)} ms, sum ${Math.round(v.ms)} ms (${((v.ms / wallMs) * 100).toFixed(0)}% of the drain window) :: ${key}`);
+        c.note(
+          `worker ${label}: ${v.n} calls, ${(v.ms / v.n).toFixed(2)} ms avg, max ${v.max.toFixed(1)} ms, sum ${Math.round(v.ms)} ms (${((v.ms / wallMs) * 100).toFixed(0)}% of the drain window) :: ${key}`,
+        );
       }
     }
     progress(`profile: worker drain ${Math.round(n / w.seconds)} jobs/s; profile in ${dir}`);
@@ -187,7 +220,17 @@ async function httpProfile(c: Collector, ctx: BenchContext, dir: string): Promis
 
 export function describeProfile(c: Collector, who: string, file: string, units: number): void {
   const p = summariseProfile(file, 20);
-  c.add(`${who}: sampled CPU per unit of work`, 'ms/1k', (p.totalMs - (p.groups.find((g) => g.group === '(idle)')?.selfMs ?? 0)) / units * 1000, { info: true });
-  c.note(`${who} profile, self time by area: ${p.groups.slice(0, 14).map((g) => `${g.group} ${g.selfPct.toFixed(1)}%`).join(', ')}`);
+  c.add(
+    `${who}: sampled CPU per unit of work`,
+    'ms/1k',
+    ((p.totalMs - (p.groups.find((g) => g.group === '(idle)')?.selfMs ?? 0)) / units) * 1000,
+    { info: true },
+  );
+  c.note(
+    `${who} profile, self time by area: ${p.groups
+      .slice(0, 14)
+      .map((g) => `${g.group} ${g.selfPct.toFixed(1)}%`)
+      .join(', ')}`,
+  );
   for (const f of p.functions.slice(0, 20)) c.note(`${who} top self: ${f.selfPct.toFixed(1)}% ${f.name} ${f.where}`);
 }

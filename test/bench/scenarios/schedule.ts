@@ -19,7 +19,9 @@ export async function scheduleScenario(c: Collector, ctx: BenchContext, runs: nu
   const overshoot = await blockingTimeoutOvershoot(20);
   c.add('Redis BZPOPMIN timeout overshoot p50', 'ms', overshoot.p50!, { info: true });
   c.add('Redis BZPOPMIN timeout overshoot max', 'ms', overshoot.max!, { info: true });
-  c.note('an idle worker sleeps in BZPOPMIN until the next delayed id is due; Redis notices a blocked client\'s timeout only when its event loop wakes (every 1000/hz ms when idle), so the overshoot above is a floor for the lateness of a fire time nobody pushed');
+  c.note(
+    "an idle worker sleeps in BZPOPMIN until the next delayed id is due; Redis notices a blocked client's timeout only when its event loop wakes (every 1000/hz ms when idle), so the overshoot above is a floor for the lateness of a fire time nobody pushed",
+  );
 }
 
 /** How late BZPOPMIN returns after its timeout on an empty key (random timeouts of 20-220 ms). */
@@ -55,14 +57,21 @@ async function once(c: Collector, ctx: BenchContext, subject: string): Promise<v
     });
     let end: Date;
     try {
-      progress(`schedule ${subject}: ${jobIds.length} jobs at '* * * * * *' for ${opts['schedule-seconds']} s (tick every 60 s, lookahead 70 s)`);
+      progress(
+        `schedule ${subject}: ${jobIds.length} jobs at '* * * * * *' for ${opts['schedule-seconds']} s (tick every 60 s, lookahead 70 s)`,
+      );
       await sleep(opts['schedule-seconds'] * 1000);
       const { rows } = await env.pool.query(`SELECT now() AS now`);
       end = rows[0].now;
     } finally {
       const s = await scheduler.stop();
       const w = await worker.stop();
-      c.check('processes exited 0 on SIGTERM', s.code === 0 && w.code === 0, `scheduler ${JSON.stringify(s)} ${scheduler.output().slice(-1000)}; worker ${JSON.stringify(w)} ${worker.output().slice(-1000)}`, subject);
+      c.check(
+        'processes exited 0 on SIGTERM',
+        s.code === 0 && w.code === 0,
+        `scheduler ${JSON.stringify(s)} ${scheduler.output().slice(-1000)}; worker ${JSON.stringify(w)} ${worker.output().slice(-1000)}`,
+        subject,
+      );
     }
     // Fire times from 1 s after the first tick wrote its rows (earlier ones were due before the scheduler ran) to
     // 2 s before the end (so every one of them had time to run).
@@ -101,8 +110,12 @@ async function once(c: Collector, ctx: BenchContext, subject: string): Promise<v
     c.add('lateness p99', 'ms', p.p99!, { target: { op: '<=', value: 1000 } });
     c.add('lateness max', 'ms', p.max!, { info: true });
     c.add('fire times measured', 'runs', late.length, { info: true });
-    c.note('the window starts 1 s after the first tick wrote its rows and ends 2 s before the processes stop; rows materialised beyond it stay queued and are dropped with the schema');
-    progress(`schedule ${subject}: ${late.length} fire times, lateness p50 ${p.p50!.toFixed(1)} p99 ${p.p99!.toFixed(1)} max ${p.max!.toFixed(1)} ms`);
+    c.note(
+      'the window starts 1 s after the first tick wrote its rows and ends 2 s before the processes stop; rows materialised beyond it stay queued and are dropped with the schema',
+    );
+    progress(
+      `schedule ${subject}: ${late.length} fire times, lateness p50 ${p.p50!.toFixed(1)} p99 ${p.p99!.toFixed(1)} max ${p.max!.toFixed(1)} ms`,
+    );
   } finally {
     await env.cleanup();
   }

@@ -51,7 +51,12 @@ async function once(c: Collector, ctx: BenchContext, subject: string): Promise<v
       if (r.created !== 0 || r.jobs !== 0) c.check('none-due tick touches nothing', false, JSON.stringify(r), subject);
     }
     c.check('none-due tick touches nothing', cold.created === 0 && cold.jobs === 0, JSON.stringify(cold), subject);
-    c.add(`none due (${opts['tick-jobs'].toLocaleString('en-US')} jobs): median of ${opts['tick-repeats']} ticks`, 'ms', median(times), { target: { op: '<', value: 50 } });
+    c.add(
+      `none due (${opts['tick-jobs'].toLocaleString('en-US')} jobs): median of ${opts['tick-repeats']} ticks`,
+      'ms',
+      median(times),
+      { target: { op: '<', value: 50 } },
+    );
     c.add('none due: first tick (cold plan)', 'ms', coldMs, { info: true });
     const plan = await env.pool.query(
       `EXPLAIN (FORMAT JSON) SELECT id FROM jobs
@@ -60,7 +65,12 @@ async function once(c: Collector, ctx: BenchContext, subject: string): Promise<v
       [new Date(Date.parse(T) + 70_500)],
     );
     const planText = JSON.stringify(plan.rows[0]);
-    c.check('the due-jobs query is an index probe (jobs_due)', planText.includes('jobs_due'), planText.slice(0, 400), subject);
+    c.check(
+      'the due-jobs query is an index probe (jobs_due)',
+      planText.includes('jobs_due'),
+      planText.slice(0, 400),
+      subject,
+    );
 
     // 10k due in the same second
     await env.pool.query(
@@ -71,9 +81,13 @@ async function once(c: Collector, ctx: BenchContext, subject: string): Promise<v
     t = performance.now();
     const due = await tick();
     const dueMs = performance.now() - t;
-    c.add(`${opts['tick-due'].toLocaleString('en-US')} due: one tick (materialise + push)`, 'ms', dueMs, { target: { op: '<', value: 2000 } });
+    c.add(`${opts['tick-due'].toLocaleString('en-US')} due: one tick (materialise + push)`, 'ms', dueMs, {
+      target: { op: '<', value: 2000 },
+    });
     c.add(`${opts['tick-due'].toLocaleString('en-US')} due: batches`, 'transactions', due.batches, { info: true });
-    progress(`tick ${subject}: none due ${median(times).toFixed(1)} ms (cold ${coldMs.toFixed(1)}); ${opts['tick-due']} due ${Math.round(dueMs)} ms`);
+    progress(
+      `tick ${subject}: none due ${median(times).toFixed(1)} ms (cold ${coldMs.toFixed(1)}); ${opts['tick-due']} due ${Math.round(dueMs)} ms`,
+    );
 
     const again = await tick();
     const { rows } = await env.pool.query(
@@ -91,8 +105,14 @@ async function once(c: Collector, ctx: BenchContext, subject: string): Promise<v
     const n = opts['tick-due'];
     c.check(
       'due tick: one execution per due job (queued, at its fire time), each pushed once, next_run_at advanced; a second tick adds nothing',
-      due.created === n && due.pushed === n && rows[0].n === n && rows[0].jobs === n && rows[0].ok === n && inRedis === n &&
-        advanced.rows[0].n === n && again.created === 0,
+      due.created === n &&
+        due.pushed === n &&
+        rows[0].n === n &&
+        rows[0].jobs === n &&
+        rows[0].ok === n &&
+        inRedis === n &&
+        advanced.rows[0].n === n &&
+        again.created === 0,
       JSON.stringify({ due, again, rows: rows[0], inRedis, advanced: advanced.rows[0].n }),
       subject,
     );

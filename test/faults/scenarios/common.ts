@@ -13,14 +13,23 @@ export interface JobMix {
  * builtin noop and sleep handlers, and a shell command. Retries start at once (backoff 0) so a recovery time
  * measures the engine, not the job's backoff.
  */
-export async function standardMix(client: ApiClient, random: () => number, options: { napMaxMs?: number; tag?: string } = {}): Promise<JobMix> {
+export async function standardMix(
+  client: ApiClient,
+  random: () => number,
+  options: { napMaxMs?: number; tag?: string } = {},
+): Promise<JobMix> {
   const tag = options.tag ?? 'mix';
   const backoff = { base_seconds: 0, max_seconds: 0.2, factor: 2, jitter: 'full' };
   const ids = {
-    nap: (await client.createJob({ name: `${tag}-nap`, handler: 'nap', max_retries: 5, backoff, timeout_seconds: 30 })).id,
+    nap: (await client.createJob({ name: `${tag}-nap`, handler: 'nap', max_retries: 5, backoff, timeout_seconds: 30 }))
+      .id,
     noop: (await client.createJob({ name: `${tag}-noop`, handler: 'noop', max_retries: 5, backoff })).id,
-    sleep: (await client.createJob({ name: `${tag}-sleep`, handler: 'sleep', max_retries: 5, backoff, payload: { ms: 50 } })).id,
-    command: (await client.createJob({ name: `${tag}-echo`, command: 'echo ok', max_retries: 5, backoff, timeout_seconds: 30 })).id,
+    sleep: (
+      await client.createJob({ name: `${tag}-sleep`, handler: 'sleep', max_retries: 5, backoff, payload: { ms: 50 } })
+    ).id,
+    command: (
+      await client.createJob({ name: `${tag}-echo`, command: 'echo ok', max_retries: 5, backoff, timeout_seconds: 30 })
+    ).id,
   };
   const napMaxMs = options.napMaxMs ?? 1500;
   return {
@@ -45,7 +54,13 @@ export async function replacementDelays(
 ): Promise<{ delays: number[]; detection: number[]; queueing: number[]; missing: string[] }> {
   const out = { delays: [] as number[], detection: [] as number[], queueing: [] as number[], missing: [] as string[] };
   if (orphans.length === 0) return out;
-  const rows = await s.q<{ id: string; status: string; finished_at: Date | null; retry_queued: Date | null; retry_started: Date | null }>(
+  const rows = await s.q<{
+    id: string;
+    status: string;
+    finished_at: Date | null;
+    retry_queued: Date | null;
+    retry_started: Date | null;
+  }>(
     `SELECT e.id::text, e.status, e.finished_at, r.queued_at AS retry_queued, r.started_at AS retry_started
      FROM executions e LEFT JOIN executions r ON r.retry_of = e.id AND r.trigger = 'retry'
      WHERE e.id = ANY($1::bigint[])`,
@@ -73,7 +88,10 @@ export function summarise(delays: number[], what: string): string {
 
 /** Running attempts a worker holds according to PostgreSQL. */
 export async function runningOf(s: Scenario, workerId: string): Promise<string[]> {
-  const rows = await s.q<{ id: string }>(`SELECT id::text FROM executions WHERE status = 'running' AND worker_id = $1`, [workerId]);
+  const rows = await s.q<{ id: string }>(
+    `SELECT id::text FROM executions WHERE status = 'running' AND worker_id = $1`,
+    [workerId],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -115,9 +133,15 @@ export async function checkFireTimes(
     const extra = rows.filter((r) => !wanted.has(r.t.getTime()) && (!until || r.t <= until));
     missing += lost.length;
     duplicates += dup.length;
-    if (lost.length > 0) problems.push(`job ${jobId}: ${lost.length} of ${want.length} fire times never materialised (first ${lost[0]!.toISOString()})`);
+    if (lost.length > 0)
+      problems.push(
+        `job ${jobId}: ${lost.length} of ${want.length} fire times never materialised (first ${lost[0]!.toISOString()})`,
+      );
     if (dup.length > 0) problems.push(`job ${jobId}: ${dup.length} fire times materialised more than once`);
-    if (extra.length > 0) problems.push(`job ${jobId}: ${extra.length} executions at times that are not fire times (first ${extra[0]!.t.toISOString()})`);
+    if (extra.length > 0)
+      problems.push(
+        `job ${jobId}: ${extra.length} executions at times that are not fire times (first ${extra[0]!.t.toISOString()})`,
+      );
   }
   return { problems, fireTimes, missing, duplicates };
 }

@@ -8,7 +8,17 @@
  * Both end with the flow state empty in Redis: no slot, tag or waiting attempt left behind.
  */
 import { checkBooks } from '../books';
-import { createScenario, rng, sleep, TIMING, triggerMany, waitUntil, type ApiClient, type Proc, type Scenario } from '../harness';
+import {
+  createScenario,
+  rng,
+  sleep,
+  TIMING,
+  triggerMany,
+  waitUntil,
+  type ApiClient,
+  type Proc,
+  type Scenario,
+} from '../harness';
 import { verdict, type ScenarioDef } from '../types';
 import { summarise } from './common';
 
@@ -22,9 +32,28 @@ const CLAIM_TO_START_MS = 300;
 
 async function limitedJobs(client: ApiClient, tag: string) {
   return {
-    capped: (await client.createJob({ name: `${tag}-capped`, handler: 'nap', max_retries: 10, backoff, max_concurrency: 3 })).id,
-    keyed: (await client.createJob({ name: `${tag}-keyed`, handler: 'nap', max_retries: 10, backoff, concurrency_key: '/tenant', max_concurrency_per_key: 1 })).id,
-    rated: (await client.createJob({ name: `${tag}-rated`, handler: 'noop', max_retries: 10, backoff, rate_limit: { limit: 4, period_seconds: 2 } })).id,
+    capped: (
+      await client.createJob({ name: `${tag}-capped`, handler: 'nap', max_retries: 10, backoff, max_concurrency: 3 })
+    ).id,
+    keyed: (
+      await client.createJob({
+        name: `${tag}-keyed`,
+        handler: 'nap',
+        max_retries: 10,
+        backoff,
+        concurrency_key: '/tenant',
+        max_concurrency_per_key: 1,
+      })
+    ).id,
+    rated: (
+      await client.createJob({
+        name: `${tag}-rated`,
+        handler: 'noop',
+        max_retries: 10,
+        backoff,
+        rate_limit: { limit: 4, period_seconds: 2 },
+      })
+    ).id,
   };
 }
 
@@ -36,7 +65,13 @@ interface Interval {
 
 /** Attempts of a job as intervals; an attempt whose worker was killed ran until the kill, whatever PostgreSQL says. */
 async function intervals(s: Scenario, jobId: string, killedAt: Map<string, number>): Promise<Interval[]> {
-  const rows = await s.q<{ started_at: Date; finished_at: Date | null; worker_id: string | null; error: string | null; key: string | null }>(
+  const rows = await s.q<{
+    started_at: Date;
+    finished_at: Date | null;
+    worker_id: string | null;
+    error: string | null;
+    key: string | null;
+  }>(
     `SELECT started_at, finished_at, worker_id, error, payload->>'tenant' AS key FROM executions
      WHERE job_id = $1 AND started_at IS NOT NULL`,
     [jobId],
@@ -50,7 +85,12 @@ async function intervals(s: Scenario, jobId: string, killedAt: Map<string, numbe
 }
 
 function maxOverlap(list: Interval[]): number {
-  const events = list.flatMap((i) => [{ t: i.start, d: 1 }, { t: i.end, d: -1 }]).sort((a, b) => a.t - b.t || a.d - b.d);
+  const events = list
+    .flatMap((i) => [
+      { t: i.start, d: 1 },
+      { t: i.end, d: -1 },
+    ])
+    .sort((a, b) => a.t - b.t || a.d - b.d);
   let now = 0;
   let max = 0;
   for (const e of events) max = Math.max(max, (now += e.d));
@@ -68,7 +108,11 @@ function maxStartsIn(list: Interval[], windowMs: number): number {
 }
 
 /** The limits of `limitedJobs`, checked over everything that ran. */
-async function checkLimits(s: Scenario, jobs: Awaited<ReturnType<typeof limitedJobs>>, killedAt: Map<string, number>): Promise<{ problems: string[]; notes: string[] }> {
+async function checkLimits(
+  s: Scenario,
+  jobs: Awaited<ReturnType<typeof limitedJobs>>,
+  killedAt: Map<string, number>,
+): Promise<{ problems: string[]; notes: string[] }> {
   const problems: string[] = [];
   const capped = await intervals(s, jobs.capped, killedAt);
   const keyed = await intervals(s, jobs.keyed, killedAt);
@@ -79,9 +123,16 @@ async function checkLimits(s: Scenario, jobs: Awaited<ReturnType<typeof limitedJ
   const keyedMax = Math.max(0, ...keys.map((key) => maxOverlap(keyed.filter((k) => k.key === key))));
   if (keyedMax > 1) problems.push(`max_concurrency_per_key 1 exceeded: ${keyedMax} attempts of one key overlapped`);
   const ratedMax = maxStartsIn(rated, 2000 - CLAIM_TO_START_MS);
-  if (ratedMax > 4) problems.push(`rate_limit 4 per 2 s exceeded: ${ratedMax} starts within ${2000 - CLAIM_TO_START_MS} ms`);
-  if (cappedMax < 3) problems.push(`max_concurrency 3 was never reached (${cappedMax}): the test did not exercise the limit`);
-  return { problems, notes: [`overlap capped ${cappedMax}/3, per key ${keyedMax}/1 (${keys.length} keys, all at once ${maxOverlap(keyed)}), rate ${ratedMax}/4 per 2 s`] };
+  if (ratedMax > 4)
+    problems.push(`rate_limit 4 per 2 s exceeded: ${ratedMax} starts within ${2000 - CLAIM_TO_START_MS} ms`);
+  if (cappedMax < 3)
+    problems.push(`max_concurrency 3 was never reached (${cappedMax}): the test did not exercise the limit`);
+  return {
+    problems,
+    notes: [
+      `overlap capped ${cappedMax}/3, per key ${keyedMax}/1 (${keys.length} keys, all at once ${maxOverlap(keyed)}), rate ${ratedMax}/4 per 2 s`,
+    ],
+  };
 }
 
 /** Nothing of flow control left in Redis once everything finished: no slot held, no tag, nothing waiting. */
@@ -116,7 +167,10 @@ export const flowWorkerKills: ScenarioDef = {
       const killedAt = new Map<string, number>();
       const recoveries: number[] = [];
       const problems: string[] = [];
-      const slotKeys = [`${s.redisQueue!.keys.flow}:run:${jobs.capped}`, `${s.redisQueue!.keys.flow}:run:${jobs.keyed}`];
+      const slotKeys = [
+        `${s.redisQueue!.keys.flow}:run:${jobs.capped}`,
+        `${s.redisQueue!.keys.flow}:run:${jobs.keyed}`,
+      ];
       for (let kill = 0; kill < 6; kill++) {
         await sleep(800 + random() * 800);
         // The worker holding the most slots.
@@ -132,19 +186,29 @@ export const flowWorkerKills: ScenarioDef = {
         const at = Date.now();
         killedAt.set(victim.workerId, at);
         const replacement = s.worker().then((w) => void workers.push(w));
-        const back = await waitUntil(async () => {
-          const members = (await Promise.all(slotKeys.map((k) => s.redis.smembers(k)))).flat();
-          return ids.every((id) => !members.includes(id));
-        }, 15_000, 25);
+        const back = await waitUntil(
+          async () => {
+            const members = (await Promise.all(slotKeys.map((k) => s.redis.smembers(k)))).flat();
+            return ids.every((id) => !members.includes(id));
+          },
+          15_000,
+          25,
+        );
         if (!back) problems.push(`slots of ${ids.length} attempts of a killed worker not freed within 15 s`);
         else recoveries.push(Date.now() - at);
         await replacement;
       }
       const target = TIMING.leaseMs + TIMING.scheduleIntervalMs;
       const late = recoveries.filter((r) => r > target + 500);
-      if (late.length > 0) problems.push(`${late.length} kills' slots came back later than ${target + 500} ms (max ${Math.max(...late)} ms)`);
+      if (late.length > 0)
+        problems.push(
+          `${late.length} kills' slots came back later than ${target + 500} ms (max ${Math.max(...late)} ms)`,
+        );
       if (recoveries.length < 4) problems.push(`only ${recoveries.length} kills hit a worker holding slots`);
-      const books = await checkBooks(s, acks.map((a) => a.root));
+      const books = await checkBooks(
+        s,
+        acks.map((a) => a.root),
+      );
       const limits = await checkLimits(s, jobs, killedAt);
       problems.push(...limits.problems, ...(await checkFlowEmpty(s)));
       return verdict(books, { problems, notes: limits.notes, recovery: summarise(recoveries, 'kill → slots back') });
@@ -166,25 +230,40 @@ export const flowRedisFlush: ScenarioDef = {
       const acks = await triggerMany(client, limitedLoad(jobs, random), 150);
       const problems: string[] = [];
       const running = async () =>
-        (await s.q<{ n: number }>(`SELECT count(*)::int AS n FROM executions WHERE status = 'running' AND job_id = $1`, [jobs.capped]))[0]!.n;
-      if (!(await waitUntil(async () => (await running()) === 3, 15_000, 20))) problems.push('the capped job never ran 3 at once before the flush');
+        (
+          await s.q<{ n: number }>(
+            `SELECT count(*)::int AS n FROM executions WHERE status = 'running' AND job_id = $1`,
+            [jobs.capped],
+          )
+        )[0]!.n;
+      if (!(await waitUntil(async () => (await running()) === 3, 15_000, 20)))
+        problems.push('the capped job never ran 3 at once before the flush');
       await sleep(200);
       ctx.servers.redis.cli('FLUSHALL');
       const flushAt = Date.now();
       ctx.log('FLUSHALL with limited attempts running');
       // Recovery: until an attempt of a limited job starts after the flush.
-      const restarted = await waitUntil(async () => {
-        const rows = await s.q<{ n: number }>(
-          `SELECT count(*)::int AS n FROM executions WHERE job_id = ANY($1::bigint[]) AND started_at > to_timestamp($2::double precision / 1000)`,
-          [[jobs.capped, jobs.keyed, jobs.rated], flushAt],
-        );
-        return rows[0]!.n > 0;
-      }, 20_000, 25);
+      const restarted = await waitUntil(
+        async () => {
+          const rows = await s.q<{ n: number }>(
+            `SELECT count(*)::int AS n FROM executions WHERE job_id = ANY($1::bigint[]) AND started_at > to_timestamp($2::double precision / 1000)`,
+            [[jobs.capped, jobs.keyed, jobs.rated], flushAt],
+          );
+          return rows[0]!.n > 0;
+        },
+        20_000,
+        25,
+      );
       if (!restarted) problems.push('no limited attempt started within 20 s of the flush');
-      const recovery = restarted ? `flush → first limited start ${((Date.now() - flushAt) / 1000).toFixed(2)}s` : 'never';
+      const recovery = restarted
+        ? `flush → first limited start ${((Date.now() - flushAt) / 1000).toFixed(2)}s`
+        : 'never';
       await sleep(1000);
       acks.push(...(await triggerMany(client, limitedLoad(jobs, random), 60)));
-      const books = await checkBooks(s, acks.map((a) => a.root));
+      const books = await checkBooks(
+        s,
+        acks.map((a) => a.root),
+      );
       const limits = await checkLimits(s, jobs, new Map());
       problems.push(...limits.problems, ...(await checkFlowEmpty(s)));
       return verdict(books, { problems, notes: limits.notes, recovery });

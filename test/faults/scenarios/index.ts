@@ -10,4 +10,17 @@ import { stall } from './stall';
 import { concurrentTicks, skewedTicks } from './ticks';
 import { workerKills } from './worker-kills';
 
-export const SCENARIOS: ScenarioDef[] = [workerKills, redisLoss, postgresRestart, postgresOutageOutcomes, concurrentTicks, skewedTicks, sigterm, poison, stall, flowWorkerKills, flowRedisFlush, fuzz];
+export const SCENARIOS: ScenarioDef[] = [
+  workerKills,
+  redisLoss,
+  postgresRestart,
+  postgresOutageOutcomes,
+  concurrentTicks,
+  skewedTicks,
+  sigterm,
+  poison,
+  stall,
+  flowWorkerKills,
+  flowRedisFlush,
+  fuzz,
+];

@@ -5,7 +5,17 @@
  * without waiting on them.
  */
 import { checkBooks } from '../books';
-import { createScenario, percentile, rng, seconds, sleep, startLoad, triggerMany, waitUntil, type Proc } from '../harness';
+import {
+  createScenario,
+  percentile,
+  rng,
+  seconds,
+  sleep,
+  startLoad,
+  triggerMany,
+  waitUntil,
+  type Proc,
+} from '../harness';
 import { verdict, type ScenarioDef } from '../types';
 
 export const poison: ScenarioDef = {
@@ -21,11 +31,42 @@ export const poison: ScenarioDef = {
       const { client } = await s.api({ WORKER_CONCURRENCY: '3', WORKER_LANES: 'short' });
       s.spawn('scheduler');
       const backoff = { base_seconds: 0, max_seconds: 0.2 };
-      const crash = await client.createJob({ name: 'poison-crash', handler: 'crash', lane: 'long', max_retries: 1, backoff });
-      const hang = await client.createJob({ name: 'poison-hang', handler: 'hang', lane: 'short', max_retries: 1, timeout_seconds: 1, backoff });
-      const nap = await client.createJob({ name: 'healthy-nap', handler: 'nap', lane: 'long', max_retries: 5, backoff });
-      const noop = await client.createJob({ name: 'healthy-noop', handler: 'noop', lane: 'long', max_retries: 5, backoff });
-      const shortNap = await client.createJob({ name: 'healthy-short-nap', handler: 'nap', lane: 'short', max_retries: 5, backoff });
+      const crash = await client.createJob({
+        name: 'poison-crash',
+        handler: 'crash',
+        lane: 'long',
+        max_retries: 1,
+        backoff,
+      });
+      const hang = await client.createJob({
+        name: 'poison-hang',
+        handler: 'hang',
+        lane: 'short',
+        max_retries: 1,
+        timeout_seconds: 1,
+        backoff,
+      });
+      const nap = await client.createJob({
+        name: 'healthy-nap',
+        handler: 'nap',
+        lane: 'long',
+        max_retries: 5,
+        backoff,
+      });
+      const noop = await client.createJob({
+        name: 'healthy-noop',
+        handler: 'noop',
+        lane: 'long',
+        max_retries: 5,
+        backoff,
+      });
+      const shortNap = await client.createJob({
+        name: 'healthy-short-nap',
+        handler: 'nap',
+        lane: 'short',
+        max_retries: 5,
+        backoff,
+      });
       await s.worker({ WORKER_CONCURRENCY: '3', WORKER_LANES: 'short' });
 
       const workers: Proc[] = [];
@@ -60,21 +101,30 @@ export const poison: ScenarioDef = {
       const hangAcks = await triggerMany(client, () => ({ jobId: hang.id }), 2, 2);
       const poisonRoots = [...crashAcks, ...hangAcks].map((a) => a.root);
       const deadAt = new Map<string, number>();
-      await waitUntil(async () => {
-        const rows = await s.q<{ root: string }>(
-          `SELECT coalesce(root_id, id)::text AS root FROM executions WHERE coalesce(root_id, id) = ANY($1::bigint[]) AND status = 'dead'`,
-          [poisonRoots],
-        );
-        for (const r of rows) if (!deadAt.has(r.root)) deadAt.set(r.root, Date.now() - poisonAt);
-        return deadAt.size === poisonRoots.length;
-      }, 60_000, 200);
+      await waitUntil(
+        async () => {
+          const rows = await s.q<{ root: string }>(
+            `SELECT coalesce(root_id, id)::text AS root FROM executions WHERE coalesce(root_id, id) = ANY($1::bigint[]) AND status = 'dead'`,
+            [poisonRoots],
+          );
+          for (const r of rows) if (!deadAt.has(r.root)) deadAt.set(r.root, Date.now() - poisonAt);
+          return deadAt.size === poisonRoots.length;
+        },
+        60_000,
+        200,
+      );
       await sleep(2000);
       await load.stop();
       supervising = false;
       await supervisor;
-      ctx.log(`${crashes} worker crashes; poison dead after ${[...deadAt.values()].map((t) => (t / 1000).toFixed(1)).join('/')} s`);
+      ctx.log(
+        `${crashes} worker crashes; poison dead after ${[...deadAt.values()].map((t) => (t / 1000).toFixed(1)).join('/')} s`,
+      );
 
-      const books = await checkBooks(s, [...load.acks, ...crashAcks, ...hangAcks].map((a) => a.root));
+      const books = await checkBooks(
+        s,
+        [...load.acks, ...crashAcks, ...hangAcks].map((a) => a.root),
+      );
       const problems: string[] = [];
       const chains = await s.q<{ root: string; job_id: string; statuses: string; last_error: string | null }>(
         `SELECT coalesce(root_id, id)::text AS root, job_id::text, string_agg(attempt || ':' || status, ',' ORDER BY attempt) AS statuses,
@@ -87,12 +137,17 @@ export const poison: ScenarioDef = {
         }
       }
       for (const c of chains.filter((c) => c.job_id === hang.id)) {
-        if (c.statuses !== '1:failed,2:dead' || !/timed out after/.test(c.last_error ?? '')) problems.push(`hang chain ${c.root}: ${c.statuses} (${c.last_error})`);
+        if (c.statuses !== '1:failed,2:dead' || !/timed out after/.test(c.last_error ?? ''))
+          problems.push(`hang chain ${c.root}: ${c.statuses} (${c.last_error})`);
       }
       const healthy = chains.filter((c) => [nap.id, noop.id, shortNap.id].includes(c.job_id));
       const unhealthy = healthy.filter((c) => !c.statuses.endsWith('succeeded'));
-      if (unhealthy.length > 0) problems.push(`${unhealthy.length} healthy chains did not succeed (e.g. ${unhealthy[0]!.root}: ${unhealthy[0]!.statuses})`);
-      if (crashes < 6) problems.push(`only ${crashes} worker crashes: the crash job was not delivered 3 times per attempt`);
+      if (unhealthy.length > 0)
+        problems.push(
+          `${unhealthy.length} healthy chains did not succeed (e.g. ${unhealthy[0]!.root}: ${unhealthy[0]!.statuses})`,
+        );
+      if (crashes < 6)
+        problems.push(`only ${crashes} worker crashes: the crash job was not delivered 3 times per attempt`);
       // Not blocked: healthy work kept flowing while the poison was being redelivered.
       const latency = await s.q<{ ms: number }>(
         `SELECT extract(epoch FROM (t.finished_at - r.queued_at)) * 1000 AS ms
@@ -102,7 +157,8 @@ export const poison: ScenarioDef = {
       );
       const ms = latency.map((l) => Number(l.ms));
       const p95 = percentile(ms, 95);
-      if (p95 !== null && p95 > 10_000) problems.push(`healthy jobs were held up: p95 trigger → success ${seconds(p95)}`);
+      if (p95 !== null && p95 > 10_000)
+        problems.push(`healthy jobs were held up: p95 trigger → success ${seconds(p95)}`);
       return verdict(books, {
         problems,
         recovery: `poison dead after max ${seconds(Math.max(0, ...deadAt.values()))}; healthy p95 ${seconds(p95)}`,

@@ -21,7 +21,12 @@ async function runPostgres(ctx: RunContext, name: string, options: { restarts: b
     const { proc: api, client } = await s.api({ WORKER_CONCURRENCY: '2' });
     const scheduler = s.spawn('scheduler');
     const mix = await standardMix(client, random, { napMaxMs: 800 });
-    const outageJob = await client.createJob({ name: 'finishes-during-outage', handler: 'nap', max_retries: 3, timeout_seconds: 60 });
+    const outageJob = await client.createJob({
+      name: 'finishes-during-outage',
+      handler: 'nap',
+      max_retries: 3,
+      timeout_seconds: 60,
+    });
     const workers = await Promise.all([s.worker(), s.worker(), s.worker()]);
     const load = startLoad(client, () => mix.pick(), { ratePerSec: 20 });
     const problems: string[] = [];
@@ -50,20 +55,26 @@ async function runPostgres(ctx: RunContext, name: string, options: { restarts: b
     // Attempts that will finish while the database is down.
     const outage: { id: string; workerId: string | null }[] = [];
     // Triggered together: one after the other, a loaded machine can take longer than a nap for the twelve.
-    const triggered = await Promise.all(Array.from({ length: 12 }, () => triggerOnce(client, outageJob.id, { ms: OUTAGE_NAP_MS })));
+    const triggered = await Promise.all(
+      Array.from({ length: 12 }, () => triggerOnce(client, outageJob.id, { ms: OUTAGE_NAP_MS })),
+    );
     for (const res of triggered) {
       if (res) {
         extraAcks.push(res);
         outage.push({ id: res.root, workerId: null });
       }
     }
-    const running = await waitUntil(async () => {
-      const rows = await s.q<{ id: string; worker_id: string }>(
-        `SELECT id::text, worker_id FROM executions WHERE id = ANY($1::bigint[]) AND status = 'running'`,
-        [outage.map((o) => o.id)],
-      );
-      return rows.length === outage.length ? rows : null;
-    }, 5000, 20);
+    const running = await waitUntil(
+      async () => {
+        const rows = await s.q<{ id: string; worker_id: string }>(
+          `SELECT id::text, worker_id FROM executions WHERE id = ANY($1::bigint[]) AND status = 'running'`,
+          [outage.map((o) => o.id)],
+        );
+        return rows.length === outage.length ? rows : null;
+      },
+      5000,
+      20,
+    );
     if (!running) problems.push('the outage attempts did not all start within 5 s');
     for (const r of running ?? []) outage.find((o) => o.id === r.id)!.workerId = r.worker_id;
     pg.stopServer('immediate');
@@ -88,10 +99,19 @@ async function runPostgres(ctx: RunContext, name: string, options: { restarts: b
 
     await sleep(3000);
     await load.stop();
-    const books = await checkBooks(s, [...load.acks, ...extraAcks].map((a) => a.root));
+    const books = await checkBooks(
+      s,
+      [...load.acks, ...extraAcks].map((a) => a.root),
+    );
 
     // Outcomes computed during the outage: recorded, once, by the worker that computed them.
-    const rows = await s.q<{ root: string; n: number; statuses: string; worker_id: string | null; duration_ms: number | null }>(
+    const rows = await s.q<{
+      root: string;
+      n: number;
+      statuses: string;
+      worker_id: string | null;
+      duration_ms: number | null;
+    }>(
       `SELECT coalesce(root_id, id)::text AS root, count(*)::int AS n, string_agg(attempt || ':' || status || ':' || coalesce(error, ''), ' | ' ORDER BY attempt) AS statuses,
               (array_agg(worker_id ORDER BY attempt))[1] AS worker_id, (array_agg(duration_ms ORDER BY attempt))[1] AS duration_ms
        FROM executions WHERE coalesce(root_id, id) = ANY($1::bigint[]) GROUP BY 1`,
@@ -107,7 +127,8 @@ async function runPostgres(ctx: RunContext, name: string, options: { restarts: b
           `(e.g. ${lostOutcomes[0]!.root}: ${lostOutcomes[0]!.statuses})`,
       );
     }
-    for (const p of [api, scheduler, ...workers]) if (!p.alive) problems.push(`${p.name} exited: ${JSON.stringify(p.exitInfo)}`);
+    for (const p of [api, scheduler, ...workers])
+      if (!p.alive) problems.push(`${p.name} exited: ${JSON.stringify(p.exitInfo)}`);
     const health = await client.request('GET', '/healthz');
     if (health.status !== 200) problems.push(`healthz after the restarts: ${health.status} ${health.text}`);
     return verdict(books, {

@@ -18,10 +18,17 @@ async function waitingIds(s: Scenario): Promise<string[]> {
 /** How long until none of `ids` is still waiting, from `from`. */
 async function pickedUpWithin(s: Scenario, ids: string[], from: number, timeoutMs: number): Promise<number | null> {
   if (ids.length === 0) return 0;
-  const done = await waitUntil(async () => {
-    const rows = await s.q<{ n: number }>(`SELECT count(*)::int AS n FROM executions WHERE id = ANY($1::bigint[]) AND status IN ('queued', 'retrying')`, [ids]);
-    return rows[0]!.n === 0;
-  }, timeoutMs, 50);
+  const done = await waitUntil(
+    async () => {
+      const rows = await s.q<{ n: number }>(
+        `SELECT count(*)::int AS n FROM executions WHERE id = ANY($1::bigint[]) AND status IN ('queued', 'retrying')`,
+        [ids],
+      );
+      return rows[0]!.n === 0;
+    },
+    timeoutMs,
+    50,
+  );
   return done ? Date.now() - from : null;
 }
 
@@ -36,7 +43,12 @@ export const redisLoss: ScenarioDef = {
       s.spawn('scheduler');
       const mix = await standardMix(client, random, { napMaxMs: 1000 });
       // Fire times materialised ahead (LOOKAHEAD) sit in the delayed set: Redis losing them must not lose a run.
-      const cron = (await client.createJob({ name: 'every-second', cron_expr: '* * * * * *', handler: 'noop', max_retries: 5 })) as { id: string; next_run_at: string };
+      const cron = (await client.createJob({
+        name: 'every-second',
+        cron_expr: '* * * * * *',
+        handler: 'noop',
+        max_retries: 5,
+      })) as { id: string; next_run_at: string };
       await Promise.all([s.worker(), s.worker(), s.worker()]);
       const load = startLoad(client, () => mix.pick(), { ratePerSec: 25 });
       const bursts: Ack[] = [];
@@ -54,9 +66,16 @@ export const redisLoss: ScenarioDef = {
       const upAt = Date.now();
       const waitingAtRestart = await waitingIds(s);
       const restartRecovery = await pickedUpWithin(s, waitingAtRestart, upAt, 30_000);
-      if (restartRecovery === null) problems.push(`after the Redis restart, ${waitingAtRestart.length} waiting executions were not picked up within 30 s`);
-      recoveries.push(`restart ${restartRecovery === null ? 'never' : `${(restartRecovery / 1000).toFixed(2)}s`} (${waitingAtRestart.length} waiting)`);
-      ctx.log(`Redis down ${upAt - downAt} ms; ${waitingAtRestart.length} waiting executions picked up ${restartRecovery} ms after restart`);
+      if (restartRecovery === null)
+        problems.push(
+          `after the Redis restart, ${waitingAtRestart.length} waiting executions were not picked up within 30 s`,
+        );
+      recoveries.push(
+        `restart ${restartRecovery === null ? 'never' : `${(restartRecovery / 1000).toFixed(2)}s`} (${waitingAtRestart.length} waiting)`,
+      );
+      ctx.log(
+        `Redis down ${upAt - downAt} ms; ${waitingAtRestart.length} waiting executions picked up ${restartRecovery} ms after restart`,
+      );
 
       await sleep(3000);
       bursts.push(...(await triggerMany(client, () => mix.pick(), 150)));
@@ -64,15 +83,21 @@ export const redisLoss: ScenarioDef = {
       const flushAt = Date.now();
       redis.cli('FLUSHALL');
       const flushRecovery = await pickedUpWithin(s, waitingAtFlush, flushAt, 30_000);
-      if (flushRecovery === null) problems.push(`after FLUSHALL, ${waitingAtFlush.length} waiting executions were not picked up within 30 s`);
-      recoveries.push(`flush ${flushRecovery === null ? 'never' : `${(flushRecovery / 1000).toFixed(2)}s`} (${waitingAtFlush.length} waiting)`);
+      if (flushRecovery === null)
+        problems.push(`after FLUSHALL, ${waitingAtFlush.length} waiting executions were not picked up within 30 s`);
+      recoveries.push(
+        `flush ${flushRecovery === null ? 'never' : `${(flushRecovery / 1000).toFixed(2)}s`} (${waitingAtFlush.length} waiting)`,
+      );
       ctx.log(`FLUSHALL; ${waitingAtFlush.length} waiting executions picked up ${flushRecovery} ms after it`);
 
       await sleep(4000);
       await load.stop();
       await client.request('POST', `/api/v1/jobs/${cron.id}/pause`);
       ctx.log(`${load.acks.length + bursts.length} acknowledged, refused ${JSON.stringify(load.refused)}`);
-      const books = await checkBooks(s, [...load.acks, ...bursts].map((a) => a.root));
+      const books = await checkBooks(
+        s,
+        [...load.acks, ...bursts].map((a) => a.root),
+      );
       const fires = await checkFireTimes(s, [{ id: cron.id, nextRunAt: cron.next_run_at }], cronTimes('* * * * * *'));
       problems.push(...fires.problems);
       const health = await client.request('GET', '/healthz');

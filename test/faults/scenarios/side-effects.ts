@@ -72,21 +72,29 @@ export function checkEffects(jobs: EffectJobs, killedAt: Map<string, number>): {
   const problems: string[] = [];
   const effects = readRuns(jobs.effects);
   const twice = [...effects.values()].filter((r) => r.ends.length > 1);
-  if (twice.length > 0) problems.push(`${twice.length} attempts completed their side effect twice (e.g. execution ${twice[0]!.id})`);
+  if (twice.length > 0)
+    problems.push(`${twice.length} attempts completed their side effect twice (e.g. execution ${twice[0]!.id})`);
   const late = [...effects.values()].filter((r) => r.late.length > 0);
-  if (late.length > 0) problems.push(`${late.length} attempts left a process that outlived them and wrote (e.g. execution ${late[0]!.id})`);
+  if (late.length > 0)
+    problems.push(
+      `${late.length} attempts left a process that outlived them and wrote (e.g. execution ${late[0]!.id})`,
+    );
   const afterKill = [...effects.values()].filter((r) => {
     const at = killedAt.get(r.id);
     return at !== undefined && r.ends.some((end) => end > at + KILL_SLACK_MS);
   });
   if (afterKill.length > 0) {
     const r = afterKill[0]!;
-    problems.push(`${afterKill.length} attempts of killed workers completed their side effect after the kill (e.g. execution ${r.id}, ${Math.max(...r.ends) - killedAt.get(r.id)!} ms after)`);
+    problems.push(
+      `${afterKill.length} attempts of killed workers completed their side effect after the kill (e.g. execution ${r.id}, ${Math.max(...r.ends) - killedAt.get(r.id)!} ms after)`,
+    );
   }
   const killedEffects = [...effects.values()].filter((r) => killedAt.has(r.id)).length;
 
   // An interval per forbid run: from its start to its end line, or to the kill of its worker when it has none.
-  const forbid = [...readRuns(jobs.forbid).values()].filter((r) => r.start !== null).sort((a, b) => a.start! - b.start!);
+  const forbid = [...readRuns(jobs.forbid).values()]
+    .filter((r) => r.start !== null)
+    .sort((a, b) => a.start! - b.start!);
   let overlaps = 0;
   let example = '';
   for (let i = 0; i + 1 < forbid.length; i++) {
@@ -103,7 +111,9 @@ export function checkEffects(jobs: EffectJobs, killedAt: Map<string, number>): {
   const killedForbid = forbid.filter((r) => killedAt.has(r.id)).length;
   return {
     problems,
-    notes: [`side effects: ${effects.size} effect attempts (${killedEffects} killed with their worker), ${forbid.length} forbid runs (${killedForbid} killed), ${overlaps} overlaps`],
+    notes: [
+      `side effects: ${effects.size} effect attempts (${killedEffects} killed with their worker), ${forbid.length} forbid runs (${killedForbid} killed), ${overlaps} overlaps`,
+    ],
   };
 }
 
@@ -124,7 +134,9 @@ export function leftoverProcesses(prefix: string, own: Set<number>): string[] {
       const environ = readFileSync(`/proc/${entry}/environ`);
       if (!environ.includes(marker) || !environ.includes(job)) continue;
       const uid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1];
-      left.push(`${entry} uid ${uid} ${readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 120)}`);
+      left.push(
+        `${entry} uid ${uid} ${readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 120)}`,
+      );
     } catch {
       // gone, or not ours to read
     }

@@ -23,8 +23,18 @@ export const sigterm: ScenarioDef = {
       const { proc: api, client } = await s.api({ WORKER_CONCURRENCY: '2', WORKER_LANES: 'short' });
       let scheduler = s.spawn('scheduler');
       const mix = await standardMix(client, random, { napMaxMs: 1500 });
-      const longNap = await client.createJob({ name: 'long-nap', handler: 'nap', lane: 'long', max_retries: 0, timeout_seconds: 60 });
-      const workers: (Proc & { workerId: string })[] = await Promise.all([s.worker(short), s.worker(short), s.worker(short)]);
+      const longNap = await client.createJob({
+        name: 'long-nap',
+        handler: 'nap',
+        lane: 'long',
+        max_retries: 0,
+        timeout_seconds: 60,
+      });
+      const workers: (Proc & { workerId: string })[] = await Promise.all([
+        s.worker(short),
+        s.worker(short),
+        s.worker(short),
+      ]);
       const load = startLoad(client, () => mix.pick(), { ratePerSec: 20 });
       const extra: Ack[] = [];
       const problems: string[] = [];
@@ -58,7 +68,9 @@ export const sigterm: ScenarioDef = {
           const notFinished = rows.filter((r) => r.status !== 'succeeded' || r.worker_id !== victim.workerId);
           finishedInFlight += rows.length - notFinished.length;
           if (notFinished.length > 0) {
-            problems.push(`${notFinished.length}/${inFlight.length} attempts in flight at SIGTERM were not finished by their worker (e.g. ${notFinished[0]!.id}: ${notFinished[0]!.status})`);
+            problems.push(
+              `${notFinished.length}/${inFlight.length} attempts in flight at SIGTERM were not finished by their worker (e.g. ${notFinished[0]!.id}: ${notFinished[0]!.status})`,
+            );
           }
         }
       }
@@ -67,10 +79,14 @@ export const sigterm: ScenarioDef = {
       const quick = await s.worker({ WORKER_LANES: 'long', SHUTDOWN_GRACE: '300ms', WORKER_CONCURRENCY: '4' });
       const naps = await triggerMany(client, () => ({ jobId: longNap.id, payload: { ms: 4000 } }), 4, 4);
       extra.push(...naps);
-      const held = await waitUntil(async () => {
-        const ids = await runningOf(s, quick.workerId);
-        return ids.length === naps.length ? ids : null;
-      }, 5000, 50);
+      const held = await waitUntil(
+        async () => {
+          const ids = await runningOf(s, quick.workerId);
+          return ids.length === naps.length ? ids : null;
+        },
+        5000,
+        50,
+      );
       if (!held) problems.push('the short-grace worker did not start the long attempts');
       quick.signal('SIGTERM');
       const quickExit = await quick.exited;
@@ -80,7 +96,10 @@ export const sigterm: ScenarioDef = {
         [naps.map((n) => n.root)],
       );
       const notReleased = released.filter((r) => r.status !== 'queued' || r.attempt !== 1 || r.worker_id !== null);
-      if (notReleased.length > 0) problems.push(`attempts still running at the end of the grace were not given back as queued: ${notReleased.map((r) => `${r.id}:${r.status}`).join(' ')}`);
+      if (notReleased.length > 0)
+        problems.push(
+          `attempts still running at the end of the grace were not given back as queued: ${notReleased.map((r) => `${r.id}:${r.status}`).join(' ')}`,
+        );
       await s.worker({ WORKER_LANES: 'long' });
 
       // The scheduler and the API process, while triggers keep coming.
@@ -96,7 +115,10 @@ export const sigterm: ScenarioDef = {
       if (apiExit.code !== 0) problems.push(`API process exited with ${JSON.stringify(apiExit)} on SIGTERM`);
       await load.stop();
 
-      const books = await checkBooks(s, [...load.acks, ...extra].map((a) => a.root));
+      const books = await checkBooks(
+        s,
+        [...load.acks, ...extra].map((a) => a.root),
+      );
       // Released long attempts ran to success as attempt 1 on another worker: a shutdown did not use a retry.
       const after = await s.q<{ root: string; statuses: string }>(
         `SELECT coalesce(root_id, id)::text AS root, string_agg(attempt || ':' || status, ',' ORDER BY attempt) AS statuses
@@ -104,7 +126,10 @@ export const sigterm: ScenarioDef = {
         [naps.map((n) => n.root)],
       );
       const spent = after.filter((r) => r.statuses !== '1:succeeded');
-      if (spent.length > 0) problems.push(`released attempts did not finish as attempt 1: ${spent.map((r) => `${r.root}[${r.statuses}]`).join(' ')}`);
+      if (spent.length > 0)
+        problems.push(
+          `released attempts did not finish as attempt 1: ${spent.map((r) => `${r.root}[${r.statuses}]`).join(' ')}`,
+        );
       return verdict(books, {
         problems,
         recovery: `worker stop p50 ${(stopTimes.sort((a, b) => a - b)[Math.floor(stopTimes.length / 2)]! / 1000).toFixed(2)}s, API stop ${(apiStopMs / 1000).toFixed(2)}s`,

@@ -25,15 +25,25 @@ export const stall: ScenarioDef = {
       await Promise.all([s.worker({ WORKER_LANES: 'short' }), s.worker({ WORKER_LANES: 'short' })]);
       // The stalled worker alone serves the long lane until it is stopped.
       const staller = await s.worker({ WORKER_LANES: 'long', WORKER_CONCURRENCY: '8' });
-      const job = await client.createJob({ name: 'stall-nap', handler: 'nap', lane: 'long', max_retries: 2, backoff: { base_seconds: 0, max_seconds: 0 } });
+      const job = await client.createJob({
+        name: 'stall-nap',
+        handler: 'nap',
+        lane: 'long',
+        max_retries: 2,
+        backoff: { base_seconds: 0, max_seconds: 0 },
+      });
       const load = startLoad(client, () => mix.pick(), { ratePerSec: 15 });
       await sleep(1000);
 
       const acks = await triggerMany(client, () => ({ jobId: job.id, payload: { ms: 1500 } }), STALLED, STALLED);
-      const held = await waitUntil(async () => {
-        const ids = await runningOf(s, staller.workerId);
-        return ids.length === STALLED ? ids : null;
-      }, 5000, 20);
+      const held = await waitUntil(
+        async () => {
+          const ids = await runningOf(s, staller.workerId);
+          return ids.length === STALLED ? ids : null;
+        },
+        5000,
+        20,
+      );
       const problems: string[] = [];
       if (!held) problems.push(`the staller did not start all ${STALLED} attempts`);
       const ids = held ?? (await runningOf(s, staller.workerId));
@@ -41,14 +51,18 @@ export const stall: ScenarioDef = {
       const stoppedAt = Date.now();
       await s.worker({ WORKER_LANES: 'long', WORKER_CONCURRENCY: '8' });
       // Stay stopped until every stalled attempt was replaced and its replacement started elsewhere.
-      const replaced = await waitUntil(async () => {
-        const rows = await s.q<{ n: number }>(
-          `SELECT count(*)::int AS n FROM executions r JOIN executions e ON r.retry_of = e.id
+      const replaced = await waitUntil(
+        async () => {
+          const rows = await s.q<{ n: number }>(
+            `SELECT count(*)::int AS n FROM executions r JOIN executions e ON r.retry_of = e.id
            WHERE e.id = ANY($1::bigint[]) AND r.started_at IS NOT NULL`,
-          [ids],
-        );
-        return rows[0]!.n === ids.length;
-      }, 15_000, 50);
+            [ids],
+          );
+          return rows[0]!.n === ids.length;
+        },
+        15_000,
+        50,
+      );
       if (!replaced) problems.push('the stalled attempts were not replaced within 15 s');
       const stalledMs = Date.now() - stoppedAt;
       staller.signal('SIGCONT');
@@ -57,31 +71,49 @@ export const stall: ScenarioDef = {
       await load.stop();
       ctx.log(`stalled ${stalledMs} ms holding ${ids.length} attempts`);
 
-      const books = await checkBooks(s, [...load.acks, ...acks].map((a) => a.root));
-      const rows = await s.q<{ id: string; status: string; error: string | null; output: string | null; retry_status: string | null; retry_worker: string | null; retry_started: Date | null }>(
+      const books = await checkBooks(
+        s,
+        [...load.acks, ...acks].map((a) => a.root),
+      );
+      const rows = await s.q<{
+        id: string;
+        status: string;
+        error: string | null;
+        output: string | null;
+        retry_status: string | null;
+        retry_worker: string | null;
+        retry_started: Date | null;
+      }>(
         `SELECT e.id::text, e.status, e.error, e.output, r.status AS retry_status, r.worker_id AS retry_worker, r.started_at AS retry_started
          FROM executions e LEFT JOIN executions r ON r.retry_of = e.id WHERE e.id = ANY($1::bigint[])`,
         [ids],
       );
       for (const r of rows) {
         if (r.status !== 'failed' || !/lease expired/.test(r.error ?? '') || r.output !== null) {
-          problems.push(`stalled attempt ${r.id} was overwritten or not reaped: ${r.status} / ${r.error} / output ${JSON.stringify(r.output)}`);
+          problems.push(
+            `stalled attempt ${r.id} was overwritten or not reaped: ${r.status} / ${r.error} / output ${JSON.stringify(r.output)}`,
+          );
         }
         if (r.retry_status !== 'succeeded' || r.retry_worker === staller.workerId) {
-          problems.push(`the replacement of ${r.id} did not succeed on another worker: ${r.retry_status} by ${r.retry_worker}`);
+          problems.push(
+            `the replacement of ${r.id} did not succeed on another worker: ${r.retry_status} by ${r.retry_worker}`,
+          );
         }
       }
       const rejected = new Set(staller.events('execution.outcome_rejected').map((e) => String(e.execution_id)));
       const lost = new Set(staller.events('execution.lease_lost').map((e) => String(e.execution_id)));
       const unaccounted = ids.filter((id) => !rejected.has(id) && !lost.has(id));
       if (rejected.size === 0) problems.push('the stalled worker logged no execution.outcome_rejected');
-      if (unaccounted.length > 0) problems.push(`stale attempts neither rejected nor stopped by the resumed worker: ${unaccounted.join(' ')}`);
+      if (unaccounted.length > 0)
+        problems.push(`stale attempts neither rejected nor stopped by the resumed worker: ${unaccounted.join(' ')}`);
       if (!staller.alive) problems.push(`the resumed worker exited: ${JSON.stringify(staller.exitInfo)}`);
       const delays = rows.filter((r) => r.retry_started).map((r) => r.retry_started!.getTime() - stoppedAt);
       return verdict(books, {
         problems,
         recovery: summarise(delays, 'SIGSTOP → replacement start'),
-        notes: [`stalled ${(stalledMs / 1000).toFixed(1)} s; on SIGCONT: ${rejected.size} outcomes rejected, ${lost.size} attempts stopped on lease loss`],
+        notes: [
+          `stalled ${(stalledMs / 1000).toFixed(1)} s; on SIGCONT: ${rejected.size} outcomes rejected, ${lost.size} attempts stopped on lease loss`,
+        ],
       });
     } finally {
       await s.close();

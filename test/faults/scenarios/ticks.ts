@@ -26,14 +26,22 @@ function tickLoop(s: Scenario, options: { parallel: number; everyMs: number; clo
     pool.on('error', () => undefined);
     const redis = new Redis(s.redisUrl, { maxRetriesPerRequest: 2 });
     redis.on('error', () => undefined);
-    const queue: QueueAdapter = s.backend === 'redis' ? createQueue(redis, { prefix: s.prefix }) : createPostgresQueue(pool);
-    return { pool, redis, queue, deps: { store: createStore(pool), queue, clock: options.clock, sink: noSink, logger: quiet } };
+    const queue: QueueAdapter =
+      s.backend === 'redis' ? createQueue(redis, { prefix: s.prefix }) : createPostgresQueue(pool);
+    return {
+      pool,
+      redis,
+      queue,
+      deps: { store: createStore(pool), queue, clock: options.clock, sink: noSink, logger: quiet },
+    };
   });
   let stopped = false;
   const counts = { passes: 0, created: 0, errors: 0, droppedMisfires: 0 };
   const loop = (async () => {
     while (!stopped) {
-      const results = await Promise.allSettled(deps.map((d) => runTick(d.deps, { lookaheadMs: 5000, misfireGraceMs: 60_000 })));
+      const results = await Promise.allSettled(
+        deps.map((d) => runTick(d.deps, { lookaheadMs: 5000, misfireGraceMs: 60_000 })),
+      );
       for (const r of results) {
         counts.passes++;
         if (r.status === 'fulfilled') {
@@ -67,7 +75,12 @@ async function oneOffsRanOnce(s: Scenario, jobIds: string[]): Promise<string[]> 
   return rows.filter((r) => r.n !== 1).map((r) => `job ${r.job_id} ran ${r.n} times`);
 }
 
-async function runTicks(ctx: Parameters<ScenarioDef['run']>[0], name: string, loops: { parallel: number; offsetMs: number }[], skewedProcesses: number[] = []) {
+async function runTicks(
+  ctx: Parameters<ScenarioDef['run']>[0],
+  name: string,
+  loops: { parallel: number; offsetMs: number }[],
+  skewedProcesses: number[] = [],
+) {
   const s = await createScenario(ctx.servers, name, ctx.logRoot, ctx.queue);
   try {
     const { client } = await s.api({ WORKER_CONCURRENCY: '4' });
@@ -76,7 +89,10 @@ async function runTicks(ctx: Parameters<ScenarioDef['run']>[0], name: string, lo
     const CRON = '* * * * * *';
     const cronJobs: { id: string; nextRunAt: string }[] = [];
     for (let i = 0; i < 40; i++) {
-      const job = (await client.createJob({ name: `${name}-cron-${i}`, cron_expr: CRON, handler: 'noop' })) as { id: string; next_run_at: string };
+      const job = (await client.createJob({ name: `${name}-cron-${i}`, cron_expr: CRON, handler: 'noop' })) as {
+        id: string;
+        next_run_at: string;
+      };
       cronJobs.push({ id: job.id, nextRunAt: job.next_run_at });
     }
     const oneOffs: string[] = [];
@@ -85,32 +101,53 @@ async function runTicks(ctx: Parameters<ScenarioDef['run']>[0], name: string, lo
       const misfire = i % 2 === 0 ? 'skip' : 'run_once';
       oneOffs.push((await client.createJob({ name: `${name}-once-${i}`, run_at: runAt, handler: 'noop', misfire })).id);
     }
-    const skewed = skewedProcesses.map((offset) => ({ offset, proc: s.spawn('scheduler', { CLOCK_OFFSET_MS: String(offset) }, `scheduler-skew-${offset / 60_000}min`) }));
-    const running = loops.map((l) => tickLoop(s, { parallel: l.parallel, everyMs: 250, clock: { now: () => new Date(Date.now() + l.offsetMs) } }));
+    const skewed = skewedProcesses.map((offset) => ({
+      offset,
+      proc: s.spawn('scheduler', { CLOCK_OFFSET_MS: String(offset) }, `scheduler-skew-${offset / 60_000}min`),
+    }));
+    const running = loops.map((l) =>
+      tickLoop(s, { parallel: l.parallel, everyMs: 250, clock: { now: () => new Date(Date.now() + l.offsetMs) } }),
+    );
     await sleep(12_000);
     await Promise.all(running.map((r) => r.stop()));
     const pausedAt = new Date();
     for (const { id } of cronJobs) await client.request('POST', `/api/v1/jobs/${id}/pause`);
-    const counts = running.map((r, i) => `offset ${loops[i]!.offsetMs / 60_000} min ×${loops[i]!.parallel}: ${r.counts.passes} passes, ${r.counts.created} created, ${r.counts.droppedMisfires} jobs with dropped misfires, ${r.counts.errors} errors`);
+    const counts = running.map(
+      (r, i) =>
+        `offset ${loops[i]!.offsetMs / 60_000} min ×${loops[i]!.parallel}: ${r.counts.passes} passes, ${r.counts.created} created, ${r.counts.droppedMisfires} jobs with dropped misfires, ${r.counts.errors} errors`,
+    );
     ctx.log(counts.join('; '));
 
     const books = await checkBooks(s, []);
     const fires = await checkFireTimes(s, cronJobs, cronTimes(CRON), pausedAt);
-    const problems = [...fires.problems.slice(0, 6), ...(fires.problems.length > 6 ? [`... ${fires.problems.length - 6} more`] : [])];
+    const problems = [
+      ...fires.problems.slice(0, 6),
+      ...(fires.problems.length > 6 ? [`... ${fires.problems.length - 6} more`] : []),
+    ];
     // Not vacuous: each skewed process saw its host clock off by the offset and corrected it (clock.skew logs
     // database minus host, so minus the offset).
     for (const { offset, proc } of skewed) {
       const seen = proc.events('clock.skew').map((e) => Number(e.offset_ms));
-      if (!seen.some((ms) => Math.abs(ms + offset) < 5000)) problems.push(`${proc.name} did not run with a clock ${offset} ms off (clock.skew: ${JSON.stringify(seen)})`);
+      if (!seen.some((ms) => Math.abs(ms + offset) < 5000))
+        problems.push(`${proc.name} did not run with a clock ${offset} ms off (clock.skew: ${JSON.stringify(seen)})`);
     }
     const once = await oneOffsRanOnce(s, oneOffs);
-    if (once.length > 0) problems.push(`one-off jobs not run exactly once: ${once.length} (${once.slice(0, 4).join(', ')})`);
+    if (once.length > 0)
+      problems.push(`one-off jobs not run exactly once: ${once.length} (${once.slice(0, 4).join(', ')})`);
     const result = verdict(books, {
       problems,
-      notes: [...counts, `${fires.fireTimes} fire times expected, ${fires.missing} never materialised, ${fires.duplicates} duplicated`],
+      notes: [
+        ...counts,
+        `${fires.fireTimes} fire times expected, ${fires.missing} never materialised, ${fires.duplicates} duplicated`,
+      ],
     });
     // The books count fire times here: an execution a tick materialised is what the scheduler acknowledged.
-    return { ...result, acknowledged: fires.fireTimes + oneOffs.length, lost: result.lost + fires.missing + once.length, duplicated: result.duplicated + fires.duplicates };
+    return {
+      ...result,
+      acknowledged: fires.fireTimes + oneOffs.length,
+      lost: result.lost + fires.missing + once.length,
+      duplicated: result.duplicated + fires.duplicates,
+    };
   } finally {
     await s.close();
   }

@@ -36,7 +36,11 @@ export function createProcessMetrics(): ProcessMetrics {
       // The last route matched is the handler's; a request that only met the '*' middleware matched none.
       const route = routePath(c, -1);
       duration.observe(
-        { method: c.req.method, route: route === '*' || route === '/*' ? UNMATCHED : route, status: String(c.res.status) },
+        {
+          method: c.req.method,
+          route: route === '*' || route === '/*' ? UNMATCHED : route,
+          status: String(c.res.status),
+        },
         (performance.now() - started) / 1000,
       );
     }

@@ -28,7 +28,13 @@ export class SnapshotRegistry {
   readonly registry = new Registry();
 
   private add(name: string, help: string, type: SampleType, values: Sample[]): void {
-    const metric = { name, help, type, aggregator: 'sum', get: async () => ({ name, help, type, aggregator: 'sum', values }) };
+    const metric = {
+      name,
+      help,
+      type,
+      aggregator: 'sum',
+      get: async () => ({ name, help, type, aggregator: 'sum', values }),
+    };
     this.registry.registerMetric(metric as unknown as Metric);
   }
 
@@ -45,7 +51,9 @@ export class SnapshotRegistry {
   histogram(name: string, help: string, bounds: readonly number[], values: HistogramValues[]): void {
     const samples: Sample[] = [];
     for (const h of values) {
-      bounds.forEach((bound, i) => samples.push({ metricName: `${name}_bucket`, labels: { ...h.labels, le: String(bound) }, value: h.le[i] ?? 0 }));
+      bounds.forEach((bound, i) =>
+        samples.push({ metricName: `${name}_bucket`, labels: { ...h.labels, le: String(bound) }, value: h.le[i] ?? 0 }),
+      );
       samples.push({ metricName: `${name}_bucket`, labels: { ...h.labels, le: '+Inf' }, value: h.count });
       samples.push({ metricName: `${name}_sum`, labels: h.labels, value: h.sum });
       samples.push({ metricName: `${name}_count`, labels: h.labels, value: h.count });

@@ -31,13 +31,18 @@ export function auditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       operationId: 'listAudit',
       middleware: [needs('admin', 'audit.read')] as const,
       tags: ['audit'],
-      summary: 'The audit trail: every change and refused attempt, newest first (filter by key name, action, target, outcome)',
+      summary:
+        'The audit trail: every change and refused attempt, newest first (filter by key name, action, target, outcome)',
       request: { query: AuditListQuery.extend(PageQuery) },
       responses: { 200: json(AuditPage, 'A page of audit rows'), ...errorResponses },
     }),
     async (c) => {
       const { key, action, target, outcome, limit, cursor } = c.req.valid('query');
-      const page = await keysetPage((n) => deps.store.auditList({ keyName: key, action, target, outcome, before: cursor, limit: n }), limit, auditJson);
+      const page = await keysetPage(
+        (n) => deps.store.auditList({ keyName: key, action, target, outcome, before: cursor, limit: n }),
+        limit,
+        auditJson,
+      );
       return c.json(page, 200);
     },
   );

@@ -17,4 +17,3 @@ export const emptyBodyIsEmptyObject: MiddlewareHandler = async (c, next) => {
   }
   await next();
 };
-

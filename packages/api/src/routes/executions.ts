@@ -5,7 +5,15 @@ import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { ApiError } from '../errors';
 import { keysetPageJson, pageResponse } from '../pagination';
-import { IdParams, PageQuery, conflictResponse, errorResponses, json, notFoundResponse, pageSchema } from '../schemas/common';
+import {
+  IdParams,
+  PageQuery,
+  conflictResponse,
+  errorResponses,
+  json,
+  notFoundResponse,
+  pageSchema,
+} from '../schemas/common';
 import { Execution, ExecutionListQuery, ExecutionSummary, ReplayBody } from '../schemas/executions';
 import { executionJson, executionSummaryJson } from '../serializers';
 import { emptyBodyIsEmptyObject, jsonBody } from './bodies';
@@ -13,7 +21,7 @@ import { emptyBodyIsEmptyObject, jsonBody } from './bodies';
 const tags = ['executions'];
 const ExecutionPage = pageSchema(ExecutionSummary, 'ExecutionPage');
 
-export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
+export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   const load = async (id: string) => {
     const execution = await deps.store.executionGet(id);
     if (!execution) throw new NotFoundError('execution', id);
@@ -33,7 +41,11 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void
     }),
     async (c) => {
       const { status, job_id: jobId, limit, cursor } = c.req.valid('query');
-      const page = await keysetPageJson((n) => deps.store.executionListIso({ jobId, status, before: cursor, limit: n }), limit, executionSummaryJson);
+      const page = await keysetPageJson(
+        (n) => deps.store.executionListIso({ jobId, status, before: cursor, limit: n }),
+        limit,
+        executionSummaryJson,
+      );
       return pageResponse(c, page);
     },
   );
@@ -72,7 +84,11 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void
       const { id } = c.req.valid('param');
       const result = await cancelExecution(c.var.commands, id);
       if (!result.cancelled) {
-        throw new ApiError(409, 'conflict', `execution ${id} is already ${result.status}; only queued, retrying or running executions can be cancelled`);
+        throw new ApiError(
+          409,
+          'conflict',
+          `execution ${id} is already ${result.status}; only queued, retrying or running executions can be cancelled`,
+        );
       }
       return c.json(await load(id), 200);
     },
@@ -91,7 +107,11 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void
         201: json(Execution, 'The new execution'),
         ...errorResponses,
         404: notFoundResponse,
-        409: { ...conflictResponse, description: 'The execution is not dead or failed, was replayed already (without force), or its job was deleted' },
+        409: {
+          ...conflictResponse,
+          description:
+            'The execution is not dead or failed, was replayed already (without force), or its job was deleted',
+        },
       },
     }),
     async (c) => {
@@ -115,7 +135,11 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void
         );
       }
       if (!result.execution) {
-        throw new ApiError(409, 'conflict', `execution ${id} is ${result.status}; only dead or failed executions can be replayed`);
+        throw new ApiError(
+          409,
+          'conflict',
+          `execution ${id} is ${result.status}; only dead or failed executions can be replayed`,
+        );
       }
       return c.json(await load(result.execution.id), 201);
     },

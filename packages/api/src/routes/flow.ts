@@ -30,13 +30,23 @@ function laneName(lane: string): LaneName {
 }
 
 async function lanesJson(deps: ApiDeps) {
-  const [lanes, stats, depth] = await Promise.all([deps.store.laneList(), deps.store.executionStats(), deps.queue.depth()]);
+  const [lanes, stats, depth] = await Promise.all([
+    deps.store.laneList(),
+    deps.store.executionStats(),
+    deps.queue.depth(),
+  ]);
   return lanes
     .filter((l) => (LANES as readonly string[]).includes(l.lane))
-    .map((l) => ({ lane: l.lane, paused: l.paused, paused_at: iso(l.pausedAt), executions: stats.byLane[l.lane], queue: depth[l.lane] }));
+    .map((l) => ({
+      lane: l.lane,
+      paused: l.paused,
+      paused_at: iso(l.pausedAt),
+      executions: stats.byLane[l.lane],
+      queue: depth[l.lane],
+    }));
 }
 
-export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
+export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   app.openapi(
     createRoute({
       method: 'get',
@@ -50,7 +60,10 @@ export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
     async (c) => c.json({ data: await lanesJson(deps), generated_at: deps.clock.now().toISOString() }, 200),
   );
 
-  for (const [action, paused] of [['pause', true], ['resume', false]] as const) {
+  for (const [action, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
     app.openapi(
       createRoute({
         method: 'post',
@@ -67,7 +80,10 @@ export function flowRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
       async (c) => {
         const lane = laneName(c.req.valid('param').lane);
         await setLanePaused(c.var.commands, lane, paused);
-        return c.json((await lanesJson(deps)).find((l) => l.lane === lane)!, 200);
+        return c.json(
+          (await lanesJson(deps)).find((l) => l.lane === lane)!,
+          200,
+        );
       },
     );
   }

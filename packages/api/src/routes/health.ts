@@ -34,10 +34,16 @@ export function healthRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       tags: ['system'],
       summary: 'Liveness and dependencies (no authentication)',
       security: [],
-      responses: { 200: json(Health, 'PostgreSQL and the queue answer'), 503: json(Health, 'One of them does not answer') },
+      responses: {
+        200: json(Health, 'PostgreSQL and the queue answer'),
+        503: json(Health, 'One of them does not answer'),
+      },
     }),
     async (c) => {
-      const [postgres, queue] = await Promise.all([probe(() => deps.store.ping(), timeoutMs), probe(pingQueue, timeoutMs)]);
+      const [postgres, queue] = await Promise.all([
+        probe(() => deps.store.ping(), timeoutMs),
+        probe(pingQueue, timeoutMs),
+      ]);
       const ok = postgres === 'ok' && queue === 'ok';
       c.header('Cache-Control', 'no-store');
       const body = { status: ok ? ('ok' as const) : ('degraded' as const), postgres, queue, queue_backend: backend };

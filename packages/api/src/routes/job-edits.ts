@@ -1,11 +1,29 @@
 /** @module routes/job-edits — jobs that change: PATCH, PUT by name (and its plan), the version history, and backfill. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { backfillJob, checkSpec, keepMaskedHeaders, NotFoundError, updateJob, upsertJobByName, type AddressPolicy, type EditPlan, type Job, type JobSpec } from '@jobs/core';
+import {
+  backfillJob,
+  checkSpec,
+  keepMaskedHeaders,
+  NotFoundError,
+  updateJob,
+  upsertJobByName,
+  type AddressPolicy,
+  type EditPlan,
+  type Job,
+  type JobSpec,
+} from '@jobs/core';
 import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { validationFailed, zodDetails } from '../errors';
 import { jsonBody } from './bodies';
-import { IdParams, bodyErrorResponses, conflictResponse, errorResponses, json, notFoundResponse } from '../schemas/common';
+import {
+  IdParams,
+  bodyErrorResponses,
+  conflictResponse,
+  errorResponses,
+  json,
+  notFoundResponse,
+} from '../schemas/common';
 import {
   BackfillBody,
   BackfillResult,
@@ -28,7 +46,12 @@ const tags = ['jobs'];
  * The plan of a PATCH: the current definition with the given fields replaced, checked exactly as a create body is
  * (the same 400 details), and the fields that really change.
  */
-export function patchPlan(current: Job, patch: Record<string, unknown>, shortLaneMaxTimeoutMs: number, targetPolicy?: AddressPolicy): EditPlan {
+export function patchPlan(
+  current: Job,
+  patch: Record<string, unknown>,
+  shortLaneMaxTimeoutMs: number,
+  targetPolicy?: AddressPolicy,
+): EditPlan {
   const { allow_past: allowPast, ...fields } = patch;
   const before = specBody(current);
   const parsed = JobCreate.safeParse({ ...before, ...withoutUndefined(fields), allow_past: allowPast ?? false });
@@ -40,7 +63,12 @@ export function patchPlan(current: Job, patch: Record<string, unknown>, shortLan
  * The plan of replacing a job's definition by a whole create body. A header value sent back masked (as responses and
  * prefilled forms show it) keeps the stored value of that header.
  */
-export function replacePlan(current: Job, body: JobCreateBody, shortLaneMaxTimeoutMs: number, targetPolicy?: AddressPolicy): EditPlan {
+export function replacePlan(
+  current: Job,
+  body: JobCreateBody,
+  shortLaneMaxTimeoutMs: number,
+  targetPolicy?: AddressPolicy,
+): EditPlan {
   const spec = keepMaskedHeaders(toJobSpec(body, shortLaneMaxTimeoutMs, targetPolicy), current);
   return { spec, changes: bodyChanges(specBody(current), specBody(spec)), allowPast: body.allow_past };
 }
@@ -50,12 +78,15 @@ export function putInput(pathName: string, body: JobPutBody): { name: string; bo
   const named = JobName.safeParse(pathName);
   if (!named.success) throw validationFailed(zodDetails(named.error, 'name').map((d) => ({ ...d, path: 'name' })));
   if (body.name !== undefined && body.name !== named.data) {
-    throw validationFailed([{ path: 'name', message: `must match the name in the path (${JSON.stringify(named.data)}), or be left out` }]);
+    throw validationFailed([
+      { path: 'name', message: `must match the name in the path (${JSON.stringify(named.data)}), or be left out` },
+    ]);
   }
   return { name: named.data, body: { ...body, name: named.data } };
 }
 
-const withoutUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+const withoutUndefined = (o: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   app.openapi(
@@ -134,18 +165,34 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       middleware: [needs('admin')] as const,
       tags,
       summary: 'What a PUT of this body would do, without doing it',
-      description: 'The same validation as PUT /jobs/by-name/{name} (the same 400s); nothing is written. Used by `npm run jobs -- apply --dry-run`.',
+      description:
+        'The same validation as PUT /jobs/by-name/{name} (the same 400s); nothing is written. Used by `npm run jobs -- apply --dry-run`.',
       request: { params: NameParams, body: jsonBody(JobPut, true) },
-      responses: { 200: json(JobPlan, 'create, update (with the fields that change) or unchanged'), ...errorResponses, ...bodyErrorResponses },
+      responses: {
+        200: json(JobPlan, 'create, update (with the fields that change) or unchanged'),
+        ...errorResponses,
+        ...bodyErrorResponses,
+      },
     }),
     async (c) => {
       const { name, body } = putInput(c.req.valid('param').name, c.req.valid('json'));
       const spec = toJobSpec(body, deps.shortLaneMaxTimeoutMs, deps.targetPolicy);
       checkSpec(c.var.commands, spec, { now: deps.clock.now(), allowPast: body.allow_past, runAtChanged: true });
       const current = await deps.store.jobGetByName(name);
-      if (!current) return c.json({ action: 'create' as const, job_id: null, changes: bodyChanges({}, specBody(spec)).map(changeJson) }, 200);
+      if (!current)
+        return c.json(
+          { action: 'create' as const, job_id: null, changes: bodyChanges({}, specBody(spec)).map(changeJson) },
+          200,
+        );
       const { changes } = replacePlan(current, body, deps.shortLaneMaxTimeoutMs, deps.targetPolicy);
-      return c.json({ action: changes.length > 0 ? ('update' as const) : ('unchanged' as const), job_id: current.id, changes: changes.map(changeJson) }, 200);
+      return c.json(
+        {
+          action: changes.length > 0 ? ('update' as const) : ('unchanged' as const),
+          job_id: current.id,
+          changes: changes.map(changeJson),
+        },
+        200,
+      );
     },
   );
 
@@ -158,13 +205,22 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       tags,
       summary: "A job's versions, newest first: when, who, and the fields each changed (old and new values)",
       request: { params: IdParams },
-      responses: { 200: json(JobVersionList, 'The versions (at most 1,000, newest first)'), ...errorResponses, 404: notFoundResponse },
+      responses: {
+        200: json(JobVersionList, 'The versions (at most 1,000, newest first)'),
+        ...errorResponses,
+        404: notFoundResponse,
+      },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
       const versions = await deps.store.jobVersions(id);
       if (!versions) throw new NotFoundError('job', id);
-      const data = versions.map((v) => ({ version: v.version, actor: v.actor, created_at: v.createdAt.toISOString(), changes: v.changes.map(changeJson) }));
+      const data = versions.map((v) => ({
+        version: v.version,
+        actor: v.actor,
+        created_at: v.createdAt.toISOString(),
+        changes: v.changes.map(changeJson),
+      }));
       return c.json({ data }, 200);
     },
   );
@@ -178,7 +234,7 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       tags,
       summary: 'Run the fire times a job had in a past range',
       description:
-        'The fire times in [from, to) by the job\'s own schedule and DST rules (at most 1,000; more is a 400), each ' +
+        "The fire times in [from, to) by the job's own schedule and DST rules (at most 1,000; more is a 400), each " +
         'created as an execution with trigger "backfill" unless that fire time already has one (`already_run` lists those). ' +
         '`dry_run`: only list them.',
       request: { params: IdParams, body: jsonBody(BackfillBody, true) },
@@ -202,7 +258,10 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
           fire_times: result.fireTimes.map((t) => t.toISOString()),
           created: result.created.length,
           execution_ids: result.created.map((e) => e.id),
-          already_run: result.existing.map((x) => ({ fire_time: x.fireTime.toISOString(), execution_id: x.executionId })),
+          already_run: result.existing.map((x) => ({
+            fire_time: x.fireTime.toISOString(),
+            execution_id: x.executionId,
+          })),
           dry_run: body.dry_run,
         },
         200,

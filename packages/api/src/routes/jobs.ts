@@ -16,7 +16,13 @@ import {
   notFoundResponse,
   pageSchema,
 } from '../schemas/common';
-import { Execution, ExecutionStatusQuery, ExecutionSummary, IdempotencyHeaders, TriggerBody } from '../schemas/executions';
+import {
+  Execution,
+  ExecutionStatusQuery,
+  ExecutionSummary,
+  IdempotencyHeaders,
+  TriggerBody,
+} from '../schemas/executions';
 import { Job, JobCreate, JobListQuery } from '../schemas/jobs';
 import { executionJson, executionSummaryJson, jobJson, toJobSpec } from '../serializers';
 
@@ -24,7 +30,7 @@ const tags = ['jobs'];
 const JobPage = pageSchema(Job, 'JobPage');
 const ExecutionPage = pageSchema(ExecutionSummary, 'ExecutionPage');
 
-export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
+export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   app.openapi(
     createRoute({
       method: 'post',
@@ -43,7 +49,9 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
     }),
     async (c) => {
       const body = c.req.valid('json');
-      const job = await createJob(c.var.commands, toJobSpec(body, deps.shortLaneMaxTimeoutMs, deps.targetPolicy), { allowPast: body.allow_past });
+      const job = await createJob(c.var.commands, toJobSpec(body, deps.shortLaneMaxTimeoutMs, deps.targetPolicy), {
+        allowPast: body.allow_past,
+      });
       return c.json(jobJson(job), 201);
     },
   );
@@ -124,7 +132,12 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, ): void {
       const body = c.req.valid('json');
       const key = c.req.valid('header')['Idempotency-Key'] ?? null;
       const { record, created } = await inSpan(deps.tracing, c, 'trigger', { 'job.id': id }, async (span) => {
-        const result = await triggerJob(c.var.commands, { jobId: id, payload: body.payload, idempotencyKey: key, traceparent: span?.traceparent ?? null });
+        const result = await triggerJob(c.var.commands, {
+          jobId: id,
+          payload: body.payload,
+          idempotencyKey: key,
+          traceparent: span?.traceparent ?? null,
+        });
         span?.setAttributes({ 'execution.id': result.record.id, 'execution.created': result.created });
         return result;
       });

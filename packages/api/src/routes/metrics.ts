@@ -9,7 +9,12 @@ import type { ApiDeps, ApiEnv } from '../deps';
 import type { ProcessMetrics } from '../metrics/http';
 import { systemSeries } from '../metrics/series';
 
-export function metricsRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps, own: ProcessMetrics, commands: CommandDeps): void {
+export function metricsRoutes(
+  app: OpenAPIHono<ApiEnv>,
+  deps: ApiDeps,
+  own: ProcessMetrics,
+  commands: CommandDeps,
+): void {
   // The token acts as a read key named metrics-token (it can read nothing else: it is not in API_KEYS).
   const token = deps.metricsToken ? [{ name: 'metrics-token', role: 'read' as const, key: deps.metricsToken }] : [];
   app.get('/metrics', needs('read'), apiAuth(deps, commands, token), async (c) => {

@@ -25,7 +25,10 @@ export const OutputQuery = z.object({
   follow: z
     .enum(['true', 'false'])
     .optional()
-    .openapi({ param: { name: 'follow', in: 'query' }, description: 'true: server-sent events (`output`, then `end`) until the attempt ends.' }),
+    .openapi({
+      param: { name: 'follow', in: 'query' },
+      description: 'true: server-sent events (`output`, then `end`) until the attempt ends.',
+    }),
 });
 
 /**
@@ -33,53 +36,69 @@ export const OutputQuery = z.object({
  * a cursor: a reconnect with Last-Event-ID resumes after it), and one `end` event with `{"status": ...}` closes the
  * stream once the attempt is final (its whole output is then GET without follow).
  */
-export async function outputResponse(c: Context, deps: Pick<ApiDeps, 'store' | 'liveOutput' | 'logger'>, id: string, follow: boolean): Promise<Response> {
+export async function outputResponse(
+  c: Context,
+  deps: Pick<ApiDeps, 'store' | 'liveOutput' | 'logger'>,
+  id: string,
+  follow: boolean,
+): Promise<Response> {
   const execution = await deps.store.executionGet(id);
   if (!execution) throw new NotFoundError('execution', id);
   const read = (after: string | null) => deps.liveOutput?.read(id, after) ?? Promise.resolve([]);
   if (!follow) {
-    const text = isLive(execution) ? (await read(null)).map((e) => e.text).join('') : execution.output ?? '';
-    return c.body(text, 200, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', 'X-Execution-Status': execution.status });
+    const text = isLive(execution) ? (await read(null)).map((e) => e.text).join('') : (execution.output ?? '');
+    return c.body(text, 200, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'X-Execution-Status': execution.status,
+    });
   }
   const resumeFrom = c.req.header('Last-Event-ID');
   c.header('Cache-Control', 'no-store');
-  return streamSSE(c, async (stream) => {
-    let cursor = resumeFrom && ENTRY_ID.test(resumeFrom) ? resumeFrom : null;
-    let aborted = false;
-    stream.onAbort(() => {
-      aborted = true;
-    });
-    if (!isLive(execution)) {
-      if (execution.output && cursor === null) await stream.writeSSE({ event: 'output', data: execution.output });
-      await stream.writeSSE({ event: 'end', data: JSON.stringify({ status: execution.status }) });
-      return;
-    }
-    const started = Date.now();
-    let checkedAt = Date.now();
-    let status = execution.status;
-    const send = async () => {
-      for (const entry of await read(cursor)) {
-        await stream.writeSSE({ event: 'output', id: entry.id, data: entry.text });
-        cursor = entry.id;
+  return streamSSE(
+    c,
+    async (stream) => {
+      let cursor = resumeFrom && ENTRY_ID.test(resumeFrom) ? resumeFrom : null;
+      let aborted = false;
+      stream.onAbort(() => {
+        aborted = true;
+      });
+      if (!isLive(execution)) {
+        if (execution.output && cursor === null) await stream.writeSSE({ event: 'output', data: execution.output });
+        await stream.writeSSE({ event: 'end', data: JSON.stringify({ status: execution.status }) });
+        return;
       }
-    };
-    while (!aborted && Date.now() - started < FOLLOW_MAX_MS) {
-      await send();
-      if (Date.now() - checkedAt >= STATUS_EVERY_MS) {
-        checkedAt = Date.now();
-        status = (await deps.store.executionGet(id))?.status ?? status;
-        if (!isLive({ status })) {
-          await send(); // what the worker wrote out just before the outcome
-          await stream.writeSSE({ event: 'end', data: JSON.stringify({ status }) });
-          return;
+      const started = Date.now();
+      let checkedAt = Date.now();
+      let status = execution.status;
+      const send = async () => {
+        for (const entry of await read(cursor)) {
+          await stream.writeSSE({ event: 'output', id: entry.id, data: entry.text });
+          cursor = entry.id;
         }
+      };
+      while (!aborted && Date.now() - started < FOLLOW_MAX_MS) {
+        await send();
+        if (Date.now() - checkedAt >= STATUS_EVERY_MS) {
+          checkedAt = Date.now();
+          status = (await deps.store.executionGet(id))?.status ?? status;
+          if (!isLive({ status })) {
+            await send(); // what the worker wrote out just before the outcome
+            await stream.writeSSE({ event: 'end', data: JSON.stringify({ status }) });
+            return;
+          }
+        }
+        await stream.sleep(POLL_MS);
       }
-      await stream.sleep(POLL_MS);
-    }
-  }, async (error, stream) => {
-    deps.logger.warn({ event: 'api.output_stream_failed', execution_id: id, err: String(error) });
-    await stream.writeSSE({ event: 'error', data: JSON.stringify({ message: 'the output stream failed; reconnect to resume' }) });
-  });
+    },
+    async (error, stream) => {
+      deps.logger.warn({ event: 'api.output_stream_failed', execution_id: id, err: String(error) });
+      await stream.writeSSE({
+        event: 'error',
+        data: JSON.stringify({ message: 'the output stream failed; reconnect to resume' }),
+      });
+    },
+  );
 }
 
 export function outputRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
@@ -90,7 +109,8 @@ export function outputRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       operationId: 'getExecutionOutput',
       middleware: [needs('read')] as const,
       tags: ['executions'],
-      summary: "An execution's output as text (a running one: what it printed so far); ?follow=true streams it as server-sent events",
+      summary:
+        "An execution's output as text (a running one: what it printed so far); ?follow=true streams it as server-sent events",
       request: { params: IdParams, query: OutputQuery },
       responses: {
         200: {

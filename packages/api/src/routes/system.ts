@@ -37,9 +37,15 @@ export function systemRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       responses: { 200: json(Stats, 'Current statistics'), ...errorResponses },
     }),
     async (c) => {
-      const [stats, depth, flow] = await Promise.all([deps.store.executionStats(), deps.queue.depth(), deps.queue.flowInspect()]);
+      const [stats, depth, flow] = await Promise.all([
+        deps.store.executionStats(),
+        deps.queue.depth(),
+        deps.queue.flowInspect(),
+      ]);
       const names = await deps.store.jobNames(flow.map((f) => f.jobId));
-      const limits = flow.map((f) => limitStateJson(f, names.get(f.jobId) ?? null)).sort((a, b) => b.waiting.total - a.waiting.total);
+      const limits = flow
+        .map((f) => limitStateJson(f, names.get(f.jobId) ?? null))
+        .sort((a, b) => b.waiting.total - a.waiting.total);
       return c.json({ ...statsJson(stats, depth, deps.clock.now()), limits }, 200);
     },
   );

@@ -49,13 +49,25 @@ export function pageSchema<T extends z.ZodType>(item: T, name: string) {
 export const errorResponses = {
   400: { description: 'Invalid input', content: { 'application/json': { schema: ErrorSchema } } },
   401: { description: 'Missing or invalid API key', content: { 'application/json': { schema: ErrorSchema } } },
-  403: { description: 'The key\'s role is below the one this route needs (`forbidden`, naming it)', content: { 'application/json': { schema: ErrorSchema } } },
+  403: {
+    description: "The key's role is below the one this route needs (`forbidden`, naming it)",
+    content: { 'application/json': { schema: ErrorSchema } },
+  },
 } as const;
-export const notFoundResponse = { description: 'Unknown id', content: { 'application/json': { schema: ErrorSchema } } } as const;
-export const conflictResponse = { description: 'Conflicts with the current state', content: { 'application/json': { schema: ErrorSchema } } } as const;
+export const notFoundResponse = {
+  description: 'Unknown id',
+  content: { 'application/json': { schema: ErrorSchema } },
+} as const;
+export const conflictResponse = {
+  description: 'Conflicts with the current state',
+  content: { 'application/json': { schema: ErrorSchema } },
+} as const;
 export const bodyErrorResponses = {
   413: { description: 'Body larger than the limit', content: { 'application/json': { schema: ErrorSchema } } },
-  415: { description: 'Content-Type is not application/json', content: { 'application/json': { schema: ErrorSchema } } },
+  415: {
+    description: 'Content-Type is not application/json',
+    content: { 'application/json': { schema: ErrorSchema } },
+  },
 } as const;
 
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({
@@ -73,7 +85,11 @@ export function checkSchedule(
   timezone: string,
 ): CronSchedule | null {
   if (!isValidTimeZone(timezone)) {
-    ctx.addIssue({ code: 'custom', path: ['timezone'], message: `unknown time zone ${JSON.stringify(timezone)} (use an IANA name such as "Europe/Paris" or "UTC")` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['timezone'],
+      message: `unknown time zone ${JSON.stringify(timezone)} (use an IANA name such as "Europe/Paris" or "UTC")`,
+    });
     return null;
   }
   if (cronExpr === null || cronExpr === undefined) return null;

@@ -26,8 +26,15 @@ export const Execution = z
     exit_code: z.number().int().nullable(),
     output: z.string().nullable().openapi({ description: 'Captured stdout and stderr (capped).' }),
     error: z.string().nullable(),
-    replayed_by: z.string().nullable().openapi({ description: 'The execution a replay of this one created; null: never replayed.' }),
-    job_version: z.number().int().nullable().openapi({ description: "The version of its job's definition it started with; null until it starts." }),
+    replayed_by: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The execution a replay of this one created; null: never replayed.' }),
+    job_version: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The version of its job's definition it started with; null until it starts." }),
   })
   .openapi('Execution');
 
@@ -42,12 +49,18 @@ export const ExecutionSummary = Execution.omit({ payload: true, output: true }).
 export type ExecutionSummaryJson = z.infer<typeof ExecutionSummary>;
 
 export const ExecutionListQuery = z.object({
-  status: z.enum(EXECUTION_STATUSES).optional().openapi({ param: { name: 'status', in: 'query' } }),
+  status: z
+    .enum(EXECUTION_STATUSES)
+    .optional()
+    .openapi({ param: { name: 'status', in: 'query' } }),
   job_id: IdFilter.optional().openapi({ param: { name: 'job_id', in: 'query' } }),
 });
 
 export const ExecutionStatusQuery = z.object({
-  status: z.enum(EXECUTION_STATUSES).optional().openapi({ param: { name: 'status', in: 'query' } }),
+  status: z
+    .enum(EXECUTION_STATUSES)
+    .optional()
+    .openapi({ param: { name: 'status', in: 'query' } }),
 });
 
 export const TriggerBody = z
@@ -59,7 +72,10 @@ export const TriggerBody = z
 
 export const ReplayBody = z
   .strictObject({
-    force: z.boolean().default(false).openapi({ description: 'Replay again although this execution was replayed before.' }),
+    force: z
+      .boolean()
+      .default(false)
+      .openapi({ description: 'Replay again although this execution was replayed before.' }),
   })
   .openapi('ReplayBody');
 

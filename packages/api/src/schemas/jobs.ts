@@ -73,7 +73,11 @@ export function checkPayload(ctx: z.RefinementCtx, payload: unknown): void {
   }
   const bytes = Buffer.byteLength(JSON.stringify(payload) ?? 'null', 'utf8');
   if (bytes > MAX_PAYLOAD_BYTES) {
-    ctx.addIssue({ code: 'custom', path: ['payload'], message: `serialises to ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES} (64 KiB)` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['payload'],
+      message: `serialises to ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES} (64 KiB)`,
+    });
   }
 }
 
@@ -84,20 +88,32 @@ const given = (v: unknown) => v !== null && v !== undefined;
 /** Checks across fields; values are read defensively since other fields may have failed their own checks. */
 function refineJob(body: Record<string, unknown>, ctx: z.RefinementCtx): void {
   const timezone = body.timezone === undefined ? 'UTC' : body.timezone;
-  if (typeof timezone === 'string' && (body.cron_expr === undefined || body.cron_expr === null || typeof body.cron_expr === 'string')) {
+  if (
+    typeof timezone === 'string' &&
+    (body.cron_expr === undefined || body.cron_expr === null || typeof body.cron_expr === 'string')
+  ) {
     checkSchedule(ctx, body.cron_expr, timezone);
   }
   if (given(body.cron_expr) && given(body.run_at)) {
-    ctx.addIssue({ code: 'custom', path: ['run_at'], message: 'cron_expr and run_at are mutually exclusive: give one, or neither for a manual-only job' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['run_at'],
+      message: 'cron_expr and run_at are mutually exclusive: give one, or neither for a manual-only job',
+    });
   }
   const targets = TARGET_FIELDS.filter((field) => given(body[field]));
   if (targets.length > 1) {
-    ctx.addIssue({ code: 'custom', path: [targets[1]!], message: `give exactly one target (command, handler, http or lambda), not ${targets.join(' and ')}` });
+    ctx.addIssue({
+      code: 'custom',
+      path: [targets[1]!],
+      message: `give exactly one target (command, handler, http or lambda), not ${targets.join(' and ')}`,
+    });
   } else if (targets.length === 0) {
     ctx.addIssue({
       code: 'custom',
       path: ['command'],
-      message: 'give exactly one target: command (a shell command), handler (a registered handler name), http ({ "url": ... }) or lambda ({ "function": ... })',
+      message:
+        'give exactly one target: command (a shell command), handler (a registered handler name), http ({ "url": ... }) or lambda ({ "function": ... })',
     });
   }
   checkPayload(ctx, body.payload);
@@ -110,7 +126,12 @@ function refineJob(body: Record<string, unknown>, ctx: z.RefinementCtx): void {
 
 export const BackoffInput = z
   .strictObject({
-    base_seconds: z.number().min(0).max(86_400).default(1).openapi({ description: 'First retry waits up to this long.' }),
+    base_seconds: z
+      .number()
+      .min(0)
+      .max(86_400)
+      .default(1)
+      .openapi({ description: 'First retry waits up to this long.' }),
     factor: z.number().min(1).max(10).default(2).openapi({ description: 'Each further retry multiplies the ceiling.' }),
     max_seconds: z.number().min(0).max(86_400).default(300).openapi({ description: 'Ceiling of any one delay.' }),
     jitter: z.enum(['full', 'none']).default('full').openapi({ description: '`full`: uniform in [0, ceiling].' }),
@@ -123,7 +144,10 @@ export const JobFields = z.strictObject({
   name: z
     .string()
     // Before trimming, which would silently drop a leading U+FEFF.
-    .regex(NO_INVISIBLE_CHARS, 'must not contain invisible formatting characters (bidi controls, zero-width characters, line separators)')
+    .regex(
+      NO_INVISIBLE_CHARS,
+      'must not contain invisible formatting characters (bidi controls, zero-width characters, line separators)',
+    )
     .trim()
     // One spelling per name: a composed and a decomposed "é" are the same name (and the same unique key).
     .overwrite((name) => name.normalize('NFC'))
@@ -137,50 +161,63 @@ export const JobFields = z.strictObject({
       // Both checks as one JSON Schema pattern (the generator would print the first regex with its flag appended).
       pattern: '^[^\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}]*$',
     }),
-  cron_expr: z
+  cron_expr: z.string().max(1000).nullish().openapi({
+    example: '*/5 * * * *',
+    description: '5 fields, or 6 with leading seconds, or a macro such as @daily.',
+  }),
+  timezone: z
     .string()
-    .max(1000)
-    .nullish()
-    .openapi({ example: '*/5 * * * *', description: '5 fields, or 6 with leading seconds, or a macro such as @daily.' }),
-  timezone: z.string().default('UTC').openapi({ example: 'Europe/Paris', description: 'IANA zone of cron_expr (default UTC).' }),
-  run_at: z.iso
-    .datetime({ offset: true })
-    .nullish()
-    .openapi({ description: 'One-off run time (ISO 8601 instant). Mutually exclusive with cron_expr; neither: manual-only. More than 5 s in the past: 400 unless allow_past.' }),
-  allow_past: z.boolean().default(false).openapi({ description: 'Accept a run_at in the past (the job then runs once, right away). Not stored.' }),
+    .default('UTC')
+    .openapi({ example: 'Europe/Paris', description: 'IANA zone of cron_expr (default UTC).' }),
+  run_at: z.iso.datetime({ offset: true }).nullish().openapi({
+    description:
+      'One-off run time (ISO 8601 instant). Mutually exclusive with cron_expr; neither: manual-only. More than 5 s in the past: 400 unless allow_past.',
+  }),
+  allow_past: z
+    .boolean()
+    .default(false)
+    .openapi({ description: 'Accept a run_at in the past (the job then runs once, right away). Not stored.' }),
   command: z
     .string()
     .min(1)
     .max(10_000)
     .refine((c) => !c.includes('\u0000'), NUL_MESSAGE)
     .refine(isUnicodeText, SURROGATE_MESSAGE)
-    .nullish().openapi({ example: 'echo hello', description: 'Shell command (exactly one of command, handler, http, lambda).' }),
-  handler: z.string().regex(HANDLER_NAME, 'must match ^[A-Za-z0-9_.:-]{1,100}$').nullish().openapi({ description: 'Registered handler name.' }),
-  http: HttpTargetInput.nullish().openapi({ description: 'An HTTP request per attempt (see the README: outcome rules, signing, the address guard).' }),
-  lambda: LambdaTargetInput.nullish().openapi({ description: 'A RequestResponse Lambda invocation per attempt, the payload as the event.' }),
+    .nullish()
+    .openapi({ example: 'echo hello', description: 'Shell command (exactly one of command, handler, http, lambda).' }),
+  handler: z
+    .string()
+    .regex(HANDLER_NAME, 'must match ^[A-Za-z0-9_.:-]{1,100}$')
+    .nullish()
+    .openapi({ description: 'Registered handler name.' }),
+  http: HttpTargetInput.nullish().openapi({
+    description: 'An HTTP request per attempt (see the README: outcome rules, signing, the address guard).',
+  }),
+  lambda: LambdaTargetInput.nullish().openapi({
+    description: 'A RequestResponse Lambda invocation per attempt, the payload as the event.',
+  }),
   payload: z.unknown().optional().openapi({ description: 'Any JSON (at most 64 KiB serialised).' }),
   max_retries: z.number().int().min(0).max(100).default(3),
   timeout_seconds: z.number().int().min(1).max(86_400).default(300),
   backoff: BackoffInput.optional().openapi({ description: 'Defaults: 1 s base, factor 2, 300 s max, full jitter.' }),
-  lane: z.enum(LANES).optional().openapi({ description: 'Default: long when timeout_seconds exceeds the short-lane limit, else short.' }),
+  lane: z
+    .enum(LANES)
+    .optional()
+    .openapi({ description: 'Default: long when timeout_seconds exceeds the short-lane limit, else short.' }),
   priority: z.number().int().min(-100).max(100).default(0),
   overlap: z.enum(OVERLAP_POLICIES).default('allow'),
   misfire: z.enum(MISFIRE_POLICIES).default('run_once'),
   catch_up_max: z.number().int().min(1).max(1000).default(10),
   misfire_deadline_seconds: z.number().int().min(1).max(MAX_DEADLINE_SECONDS).nullish(),
-  retention_days: z
-    .number()
-    .int()
-    .min(0)
-    .max(36_500)
-    .nullish()
-    .openapi({ description: 'Days finished executions are kept (failed and dead ones at least DEAD_RETENTION); 0: forever; null: HISTORY_RETENTION.' }),
+  retention_days: z.number().int().min(0).max(36_500).nullish().openapi({
+    description:
+      'Days finished executions are kept (failed and dead ones at least DEAD_RETENTION); 0: forever; null: HISTORY_RETENTION.',
+  }),
   status: z.enum(JOB_STATUSES).default('active'),
-  managed_by: z
-    .string()
-    .regex(HANDLER_NAME, 'must match ^[A-Za-z0-9_.:-]{1,100}$')
-    .nullish()
-    .openapi({ example: 'jobs-apply', description: 'Set by `npm run jobs -- apply`: jobs an apply created and may prune. Null: made by hand.' }),
+  managed_by: z.string().regex(HANDLER_NAME, 'must match ^[A-Za-z0-9_.:-]{1,100}$').nullish().openapi({
+    example: 'jobs-apply',
+    description: 'Set by `npm run jobs -- apply`: jobs an apply created and may prune. Null: made by hand.',
+  }),
   ...limitInputFields,
 });
 
@@ -199,8 +236,14 @@ function withoutDefault(field: z.ZodType): z.ZodType {
  * job they produce (the current definition with these fields replaced) is checked exactly as a create body is.
  */
 export const JobPatch = z
-  .strictObject(Object.fromEntries(Object.entries(JobFields.shape).map(([name, field]) => [name, withoutDefault(field).optional()])))
-  .openapi('JobPatch', { description: 'Any subset of the JobCreate fields; null clears a nullable field (JSON Merge Patch).' });
+  .strictObject(
+    Object.fromEntries(
+      Object.entries(JobFields.shape).map(([name, field]) => [name, withoutDefault(field).optional()]),
+    ),
+  )
+  .openapi('JobPatch', {
+    description: 'Any subset of the JobCreate fields; null clears a nullable field (JSON Merge Patch).',
+  });
 
 export type JobCreateBody = z.infer<typeof JobCreate>;
 
@@ -215,12 +258,19 @@ export const Job = z
     handler: z.string().nullable(),
     http: HttpTargetJson.nullable().openapi({ description: 'Secret-looking header values are masked.' }),
     lambda: LambdaTargetJson.nullable(),
-    target: z.string().openapi({ example: 'POST https://api.example.com/hooks/nightly', description: 'The target in words.' }),
+    target: z
+      .string()
+      .openapi({ example: 'POST https://api.example.com/hooks/nightly', description: 'The target in words.' }),
     payload: z.unknown(),
     status: z.enum(JOB_STATUSES),
     max_retries: z.number().int(),
     timeout_seconds: z.number(),
-    backoff: z.object({ base_seconds: z.number(), factor: z.number(), max_seconds: z.number(), jitter: z.enum(['full', 'none']) }),
+    backoff: z.object({
+      base_seconds: z.number(),
+      factor: z.number(),
+      max_seconds: z.number(),
+      jitter: z.enum(['full', 'none']),
+    }),
     lane: z.enum(LANES),
     priority: z.number().int(),
     overlap: z.enum(OVERLAP_POLICIES),
@@ -230,8 +280,13 @@ export const Job = z
     retention_days: z.number().int().nullable(),
     ...limitOutputFields,
     managed_by: z.string().nullable().openapi({ description: 'Set when a jobs-as-code apply created the job.' }),
-    version: z.number().int().openapi({ example: 1, description: '1 at creation, +1 on every change of the definition.' }),
-    next_run_at: NullableInstant.openapi({ description: 'Next fire time not yet materialised; null when paused or none is left.' }),
+    version: z
+      .number()
+      .int()
+      .openapi({ example: 1, description: '1 at creation, +1 on every change of the definition.' }),
+    next_run_at: NullableInstant.openapi({
+      description: 'Next fire time not yet materialised; null when paused or none is left.',
+    }),
     last_run_at: NullableInstant.openapi({ description: 'When the latest attempt started.' }),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
@@ -241,7 +296,10 @@ export const Job = z
 export type JobJson = z.infer<typeof Job>;
 
 export const JobListQuery = z.object({
-  status: z.enum(JOB_STATUSES).optional().openapi({ param: { name: 'status', in: 'query' } }),
+  status: z
+    .enum(JOB_STATUSES)
+    .optional()
+    .openapi({ param: { name: 'status', in: 'query' } }),
 });
 
 /** The PUT /jobs/by-name/{name} body: a whole create body; `name` may be left out (the path names the job). */
@@ -261,11 +319,15 @@ export const JobName = JobFields.shape.name;
 export const JobVersion = z
   .object({
     version: z.number().int().openapi({ example: 2 }),
-    actor: z.string().openapi({ example: 'api', description: 'Who made the change: "api", "dashboard" (later, the API key name).' }),
+    actor: z
+      .string()
+      .openapi({ example: 'api', description: 'Who made the change: "api", "dashboard" (later, the API key name).' }),
     created_at: Instant,
     changes: z
       .array(z.object({ field: z.string().openapi({ example: 'cron_expr' }), old: z.unknown(), new: z.unknown() }))
-      .openapi({ description: 'The fields this version changed, in create-body names and units; empty for version 1.' }),
+      .openapi({
+        description: 'The fields this version changed, in create-body names and units; empty for version 1.',
+      }),
   })
   .openapi('JobVersion');
 
@@ -281,8 +343,12 @@ export const JobVersionList = z.object({ data: z.array(JobVersion) }).openapi('J
 
 export const BackfillBody = z
   .strictObject({
-    from: z.iso.datetime({ offset: true }).openapi({ example: '2025-03-08T00:00:00Z', description: 'First instant of the range (inclusive).' }),
-    to: z.iso.datetime({ offset: true }).openapi({ example: '2025-03-10T00:00:00Z', description: 'End of the range (exclusive); not after now.' }),
+    from: z.iso
+      .datetime({ offset: true })
+      .openapi({ example: '2025-03-08T00:00:00Z', description: 'First instant of the range (inclusive).' }),
+    to: z.iso
+      .datetime({ offset: true })
+      .openapi({ example: '2025-03-10T00:00:00Z', description: 'End of the range (exclusive); not after now.' }),
     dry_run: z.boolean().default(false).openapi({ description: 'List the fire times; create nothing.' }),
   })
   .openapi('BackfillRequest');
@@ -292,9 +358,9 @@ export const BackfillResult = z
     fire_times: z.array(Instant).openapi({ description: "The job's fire times in [from, to), at most 1,000." }),
     created: z.number().int().openapi({ description: 'Executions created (trigger "backfill"); 0 on a dry run.' }),
     execution_ids: z.array(z.string()),
-    already_run: z
-      .array(z.object({ fire_time: Instant, execution_id: z.string() }))
-      .openapi({ description: 'Fire times of the range that already had an execution before this call (skipped), with it.' }),
+    already_run: z.array(z.object({ fire_time: Instant, execution_id: z.string() })).openapi({
+      description: 'Fire times of the range that already had an execution before this call (skipped), with it.',
+    }),
     dry_run: z.boolean(),
   })
   .openapi('BackfillResult');

@@ -24,19 +24,32 @@ const laneRecord = <T extends z.ZodType>(value: T) => z.object({ short: value, l
 
 export const Stats = z
   .object({
-    counts: z
-      .record(z.enum(EXECUTION_STATUSES), z.number().int())
-      .openapi({ description: 'Live statuses (queued, retrying, running) are exact; final ones count the last 24 hours.' }),
-    lanes: laneRecord(z.object({ queued: z.number().int(), retrying: z.number().int(), running: z.number().int() })).openapi({
+    counts: z.record(z.enum(EXECUTION_STATUSES), z.number().int()).openapi({
+      description: 'Live statuses (queued, retrying, running) are exact; final ones count the last 24 hours.',
+    }),
+    lanes: laneRecord(
+      z.object({ queued: z.number().int(), retrying: z.number().int(), running: z.number().int() }),
+    ).openapi({
       description: 'Live executions per lane, from PostgreSQL.',
     }),
     queue: laneRecord(
-      z.object({ ready: z.number().int(), delayed: z.number().int(), running: z.number().int(), dead: z.number().int() }),
+      z.object({
+        ready: z.number().int(),
+        delayed: z.number().int(),
+        running: z.number().int(),
+        dead: z.number().int(),
+      }),
     ).openapi({ description: 'Queue depth per lane, from Redis: ready, delayed (due later), leased, dead-lettered.' }),
-    throughput: z.object({ last_minute: z.number().int(), last_hour: z.number().int() }).openapi({ description: 'Finished attempts.' }),
+    throughput: z
+      .object({ last_minute: z.number().int(), last_hour: z.number().int() })
+      .openapi({ description: 'Finished attempts.' }),
     success_rate: z.object({ last_hour: z.number().nullable() }),
     duration_ms: z.object({ p50: z.number().nullable(), p95: z.number().nullable(), sample: z.number().int() }),
-    oldest_queued_age_ms: z.number().int().nullable().openapi({ description: 'Age of the oldest due execution still queued.' }),
+    oldest_queued_age_ms: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'Age of the oldest due execution still queued.' }),
     limits: z.array(JobLimitState).openapi({
       description: 'Jobs with attempts waiting for a slot (at most 200, most waiting first): how many wait, and why.',
     }),
@@ -46,13 +59,29 @@ export const Stats = z
 
 export const PreviewQuery = z
   .object({
-    cron_expr: z.string().min(1).max(1000).openapi({ param: { name: 'cron_expr', in: 'query' }, example: '30 2 * * *' }),
-    timezone: z.string().default('UTC').openapi({ param: { name: 'timezone', in: 'query' }, example: 'America/New_York' }),
+    cron_expr: z
+      .string()
+      .min(1)
+      .max(1000)
+      .openapi({ param: { name: 'cron_expr', in: 'query' }, example: '30 2 * * *' }),
+    timezone: z
+      .string()
+      .default('UTC')
+      .openapi({ param: { name: 'timezone', in: 'query' }, example: 'America/New_York' }),
     from: z.iso
       .datetime({ offset: true })
       .optional()
-      .openapi({ param: { name: 'from', in: 'query' }, description: 'Fire times strictly after this instant (default now).' }),
-    count: z.coerce.number().int().min(1).max(100).default(10).openapi({ param: { name: 'count', in: 'query' } }),
+      .openapi({
+        param: { name: 'from', in: 'query' },
+        description: 'Fire times strictly after this instant (default now).',
+      }),
+    count: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(10)
+      .openapi({ param: { name: 'count', in: 'query' } }),
   })
   .superRefine(
     (q, ctx) => {
@@ -68,8 +97,14 @@ export const Health = z
   .object({
     status: z.enum(['ok', 'degraded']),
     postgres: z.string().openapi({ example: 'ok' }),
-    queue: z.string().openapi({ example: 'error: no answer within 2000 ms', description: 'The queue (Redis, or the PostgreSQL queue tables)' }),
+    queue: z.string().openapi({
+      example: 'error: no answer within 2000 ms',
+      description: 'The queue (Redis, or the PostgreSQL queue tables)',
+    }),
     queue_backend: z.enum(['redis', 'postgres']),
-    redis: z.string().optional().openapi({ description: 'Same as queue, on the Redis queue only (kept for probes that read it)' }),
+    redis: z
+      .string()
+      .optional()
+      .openapi({ description: 'Same as queue, on the Redis queue only (kept for probes that read it)' }),
   })
   .openapi('Health');

@@ -12,7 +12,8 @@ export const MAX_HTTP_BODY_BYTES = 64 * 1024;
 /** RFC 9110 token characters. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 /** A name, a partial ARN or a full ARN (AWS's own pattern, qualifier suffix included). */
-const LAMBDA_FUNCTION = /^(arn:(aws[a-zA-Z-]*)?:lambda:)?([a-z]{2}(-gov)?-[a-z]+-\d{1}:)?(\d{12}:)?(function:)?([a-zA-Z0-9-_.]+)(:(\$LATEST|[a-zA-Z0-9-_]+))?$/;
+const LAMBDA_FUNCTION =
+  /^(arn:(aws[a-zA-Z-]*)?:lambda:)?([a-z]{2}(-gov)?-[a-z]+-\d{1}:)?(\d{12}:)?(function:)?([a-zA-Z0-9-_.]+)(:(\$LATEST|[a-zA-Z0-9-_]+))?$/;
 const LAMBDA_QUALIFIER = /^(\$LATEST|[a-zA-Z0-9-_]{1,128})$/;
 
 function urlProblem(text: string): string | null {
@@ -24,7 +25,8 @@ function urlProblem(text: string): string | null {
     return 'must be an absolute URL such as https://api.example.com/hooks/nightly';
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http: or https: URL';
-  if (url.username || url.password) return 'must not carry credentials (user:password@); put them in a header such as Authorization';
+  if (url.username || url.password)
+    return 'must not carry credentials (user:password@); put them in a header such as Authorization';
   return null;
 }
 
@@ -41,8 +43,13 @@ export const HttpTargetInput = z
     method: z.enum(HTTP_METHODS).default('POST'),
     headers: z
       .record(
-        z.string().regex(HEADER_NAME, 'header names are tokens (letters, digits and !#$%&\'*+.^_`|~-), at most 100 characters'),
-        z.string().max(MAX_HEADER_VALUE_CHARS).regex(/^[\t\x20-\x7e]*$/, 'header values must be printable ASCII (no CR, LF or NUL)'),
+        z
+          .string()
+          .regex(HEADER_NAME, "header names are tokens (letters, digits and !#$%&'*+.^_`|~-), at most 100 characters"),
+        z
+          .string()
+          .max(MAX_HEADER_VALUE_CHARS)
+          .regex(/^[\t\x20-\x7e]*$/, 'header values must be printable ASCII (no CR, LF or NUL)'),
       )
       .default({})
       .superRefine((headers, ctx) => {
@@ -53,32 +60,59 @@ export const HttpTargetInput = z
           if (RESERVED_HEADERS.includes(name.toLowerCase())) {
             ctx.addIssue({ code: 'custom', path: [name], message: `${name} is set by the scheduler on every request` });
           } else if (lower.indexOf(name.toLowerCase()) !== lower.lastIndexOf(name.toLowerCase())) {
-            ctx.addIssue({ code: 'custom', path: [name], message: 'header names are case-insensitive: give each once' });
+            ctx.addIssue({
+              code: 'custom',
+              path: [name],
+              message: 'header names are case-insensitive: give each once',
+            });
           }
         }
       })
-      .openapi({ description: 'Sent with every request. Values of secret-looking names (authorization, *-key, *token*, cookie) are stored and shown masked.' }),
+      .openapi({
+        description:
+          'Sent with every request. Values of secret-looking names (authorization, *-key, *token*, cookie) are stored and shown masked.',
+      }),
     body: z
       .unknown()
       .optional()
       .superRefine((body, ctx) => {
         if (body === undefined) return;
-        const bytes = Buffer.byteLength(typeof body === 'string' ? body : JSON.stringify(body) ?? '', 'utf8');
-        if (bytes > MAX_HTTP_BODY_BYTES) ctx.addIssue({ code: 'custom', message: `is ${bytes} bytes; the limit is ${MAX_HTTP_BODY_BYTES} (64 KiB)` });
+        const bytes = Buffer.byteLength(typeof body === 'string' ? body : (JSON.stringify(body) ?? ''), 'utf8');
+        if (bytes > MAX_HTTP_BODY_BYTES)
+          ctx.addIssue({ code: 'custom', message: `is ${bytes} bytes; the limit is ${MAX_HTTP_BODY_BYTES} (64 KiB)` });
       })
-      .openapi({ description: 'A string is sent as is (text/plain), anything else as JSON. Default: the execution\'s payload as JSON. GET sends no body.' }),
+      .openapi({
+        description:
+          "A string is sent as is (text/plain), anything else as JSON. Default: the execution's payload as JSON. GET sends no body.",
+      }),
   })
   .openapi('HttpTarget');
 
 export const LambdaTargetInput = z
   .strictObject({
-    function: z.string().min(1).max(170).regex(LAMBDA_FUNCTION, 'must be a Lambda function name or ARN').openapi({ example: 'billing-close' }),
-    qualifier: z.string().regex(LAMBDA_QUALIFIER, 'must be a version or an alias name').nullish().openapi({ example: 'live' }),
+    function: z
+      .string()
+      .min(1)
+      .max(170)
+      .regex(LAMBDA_FUNCTION, 'must be a Lambda function name or ARN')
+      .openapi({ example: 'billing-close' }),
+    qualifier: z
+      .string()
+      .regex(LAMBDA_QUALIFIER, 'must be a version or an alias name')
+      .nullish()
+      .openapi({ example: 'live' }),
   })
   .openapi('LambdaTarget');
 
 export const HttpTargetJson = z
-  .object({ url: z.string(), method: z.enum(HTTP_METHODS), headers: z.record(z.string(), z.string()), body: z.unknown().optional() })
+  .object({
+    url: z.string(),
+    method: z.enum(HTTP_METHODS),
+    headers: z.record(z.string(), z.string()),
+    body: z.unknown().optional(),
+  })
   .openapi('HttpTargetOut');
 
-export const LambdaTargetJson = z.object({ function: z.string(), qualifier: z.string().nullable() }).openapi('LambdaTargetOut');
+export const LambdaTargetJson = z
+  .object({ function: z.string(), qualifier: z.string().nullable() })
+  .openapi('LambdaTargetOut');

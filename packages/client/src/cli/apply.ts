@@ -10,7 +10,12 @@ import type { SpecFile } from './spec-file';
 export const DEFAULT_OWNER = 'jobs-apply';
 
 export type Step =
-  | { action: 'create' | 'update' | 'unchanged'; name: string; changes: { field: string; old?: unknown; new?: unknown }[]; body: Record<string, unknown> }
+  | {
+      action: 'create' | 'update' | 'unchanged';
+      name: string;
+      changes: { field: string; old?: unknown; new?: unknown }[];
+      body: Record<string, unknown>;
+    }
   | { action: 'delete'; name: string; jobId: string };
 
 export interface Plan {
@@ -18,7 +23,11 @@ export interface Plan {
   failures: { name: string; reason: string }[];
 }
 
-export async function planApply(api: JobsClient, file: SpecFile, options: { prune: boolean; owner: string }): Promise<Plan> {
+export async function planApply(
+  api: JobsClient,
+  file: SpecFile,
+  options: { prune: boolean; owner: string },
+): Promise<Plan> {
   const plan: Plan = { steps: [], failures: file.invalid.map((i) => ({ name: i.entry, reason: i.reason })) };
   for (const spec of file.specs) {
     const body = { ...spec.body, managed_by: options.owner };
@@ -32,7 +41,8 @@ export async function planApply(api: JobsClient, file: SpecFile, options: { prun
   if (options.prune) {
     const named = new Set(file.specs.map((s) => s.name));
     for (const job of await listAllJobs(api)) {
-      if (job.managed_by === options.owner && !named.has(job.name)) plan.steps.push({ action: 'delete', name: job.name, jobId: job.id });
+      if (job.managed_by === options.owner && !named.has(job.name))
+        plan.steps.push({ action: 'delete', name: job.name, jobId: job.id });
     }
   }
   return plan;
@@ -45,8 +55,12 @@ export async function runPlan(api: JobsClient, plan: Plan): Promise<Plan['failur
     const result =
       step.action === 'delete'
         ? await api.DELETE('/api/v1/jobs/{id}', { params: { path: { id: step.jobId } } })
-        : await api.PUT('/api/v1/jobs/by-name/{name}', { params: { path: { name: step.name } }, body: step.body as never });
-    if (result.error !== undefined || !result.response.ok) failures.push({ name: step.name, reason: errorMessage(result.error, result.response) });
+        : await api.PUT('/api/v1/jobs/by-name/{name}', {
+            params: { path: { name: step.name } },
+            body: step.body as never,
+          });
+    if (result.error !== undefined || !result.response.ok)
+      failures.push({ name: step.name, reason: errorMessage(result.error, result.response) });
   }
   return failures;
 }
@@ -60,7 +74,8 @@ export function formatPlan(plan: Plan): string {
     else if (step.action === 'unchanged') lines.push(`unchanged  ${step.name}`);
     else {
       lines.push(`update     ${step.name}`);
-      for (const c of step.changes) lines.push(`             ${c.field}: ${JSON.stringify(c.old)} -> ${JSON.stringify(c.new)}`);
+      for (const c of step.changes)
+        lines.push(`             ${c.field}: ${JSON.stringify(c.old)} -> ${JSON.stringify(c.new)}`);
     }
   }
   for (const f of plan.failures) lines.push(`FAILED     ${f.name}: ${f.reason}`);

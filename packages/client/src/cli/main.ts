@@ -77,7 +77,11 @@ export async function runCli(argv: string[], api: JobsClient, io: CliIo): Promis
         const { data, error, response } = await api.GET('/api/v1/jobs', { params: { query: { status, limit: 200 } } });
         if (!data) return fail(io, errorMessage(error, response));
         for (const j of data.data) {
-          io.out([j.id, j.name, j.status, j.cron_expr ?? j.run_at ?? 'manual', `v${j.version}`, j.next_run_at ?? '-'].join('\t'));
+          io.out(
+            [j.id, j.name, j.status, j.cron_expr ?? j.run_at ?? 'manual', `v${j.version}`, j.next_run_at ?? '-'].join(
+              '\t',
+            ),
+          );
         }
         return 0;
       }
@@ -139,7 +143,8 @@ async function logs(api: JobsClient, io: CliIo, id: string, follow: boolean): Pr
     if (output !== printed) io.out(output.startsWith(printed) ? output.slice(printed.length) : output);
     printed = output;
     if (!follow || FINAL.has(data.status)) {
-      if (follow || FINAL.has(data.status)) io.err(`execution ${id} ${data.status}${data.error ? `: ${data.error}` : ''}`);
+      if (follow || FINAL.has(data.status))
+        io.err(`execution ${id} ${data.status}${data.error ? `: ${data.error}` : ''}`);
       return data.status === 'failed' || data.status === 'dead' ? 1 : 0;
     }
     await sleep(FOLLOW_POLL_MS);

@@ -16,7 +16,8 @@ export const MAX_SPEC_FILE_BYTES = 16 * 1024 * 1024;
 
 export async function readSpecFile(path: string): Promise<SpecFile> {
   const text = await readFile(path, 'utf8');
-  if (Buffer.byteLength(text) > MAX_SPEC_FILE_BYTES) throw new Error(`${path}: larger than ${MAX_SPEC_FILE_BYTES} bytes`);
+  if (Buffer.byteLength(text) > MAX_SPEC_FILE_BYTES)
+    throw new Error(`${path}: larger than ${MAX_SPEC_FILE_BYTES} bytes`);
   let document: unknown;
   try {
     document = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 100 });
@@ -27,7 +28,11 @@ export async function readSpecFile(path: string): Promise<SpecFile> {
 }
 
 export function parseSpecs(document: unknown, where: string): SpecFile {
-  const list = Array.isArray(document) ? document : isRecord(document) && Array.isArray(document.jobs) ? document.jobs : null;
+  const list = Array.isArray(document)
+    ? document
+    : isRecord(document) && Array.isArray(document.jobs)
+      ? document.jobs
+      : null;
   if (!list) throw new Error(`${where}: expected a list of job specs, or an object with a "jobs" list`);
   const out: SpecFile = { specs: [], invalid: [] };
   const seen = new Set<string>();
@@ -36,7 +41,8 @@ export function parseSpecs(document: unknown, where: string): SpecFile {
     if (!isRecord(entry)) return void out.invalid.push({ entry: label, reason: 'a job spec must be an object' });
     const name = typeof entry.name === 'string' ? entry.name.trim().normalize('NFC') : '';
     if (!name) return void out.invalid.push({ entry: label, reason: 'needs a "name" (a non-empty string)' });
-    if (seen.has(name)) return void out.invalid.push({ entry: name, reason: 'this name is given more than once in the file' });
+    if (seen.has(name))
+      return void out.invalid.push({ entry: name, reason: 'this name is given more than once in the file' });
     seen.add(name);
     out.specs.push({ name, body: { ...entry, name } });
   });

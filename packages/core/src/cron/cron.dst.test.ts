@@ -149,7 +149,10 @@ describe('America/New_York (northern hemisphere)', () => {
       ]);
     });
     it('fixed 02:00 -> 03:00 EDT; 02:00 and 03:00 together still fire once', () => {
-      expect(next('0 2 * * *', tz, '2025-03-08T12:00:00Z', 2)).toEqual(['2025-03-09T07:00:00.000Z', '2025-03-10T06:00:00.000Z']);
+      expect(next('0 2 * * *', tz, '2025-03-08T12:00:00Z', 2)).toEqual([
+        '2025-03-09T07:00:00.000Z',
+        '2025-03-10T06:00:00.000Z',
+      ]);
       expect(next('0 2,3 * * *', tz, '2025-03-08T12:00:00Z', 3)).toEqual([
         '2025-03-09T07:00:00.000Z',
         '2025-03-10T06:00:00.000Z',
@@ -187,10 +190,16 @@ describe('America/New_York (northern hemisphere)', () => {
 
   describe('fall back 2025-11-02: 01:00-02:00 happens twice', () => {
     it('fixed 01:30 runs once, at the first occurrence (05:30Z, not 06:30Z)', () => {
-      expect(next('30 1 * * *', tz, '2025-11-01T12:00:00Z', 2)).toEqual(['2025-11-02T05:30:00.000Z', '2025-11-03T06:30:00.000Z']);
+      expect(next('30 1 * * *', tz, '2025-11-01T12:00:00Z', 2)).toEqual([
+        '2025-11-02T05:30:00.000Z',
+        '2025-11-03T06:30:00.000Z',
+      ]);
       // asked from between the two occurrences
       expect(next('30 1 * * *', tz, '2025-11-02T05:45:00Z', 1)).toEqual(['2025-11-03T06:30:00.000Z']);
-      expect(prevN('30 1 * * *', tz, '2025-11-03T00:00:00Z', 2)).toEqual(['2025-11-02T05:30:00.000Z', '2025-11-01T05:30:00.000Z']);
+      expect(prevN('30 1 * * *', tz, '2025-11-03T00:00:00Z', 2)).toEqual([
+        '2025-11-02T05:30:00.000Z',
+        '2025-11-01T05:30:00.000Z',
+      ]);
     });
     it('fixed hour with a minute step: only the first pass', () => {
       expect(next('*/20 1 * * *', tz, '2025-11-02T04:50:00Z', 4)).toEqual([
@@ -231,7 +240,10 @@ describe('America/New_York (northern hemisphere)', () => {
       ]);
     });
     it('an hour field covering all 24 hours counts as a wildcard', () => {
-      expect(next('0 0-23 * * *', tz, '2025-11-02T04:30:00Z', 2)).toEqual(['2025-11-02T05:00:00.000Z', '2025-11-02T06:00:00.000Z']);
+      expect(next('0 0-23 * * *', tz, '2025-11-02T04:30:00Z', 2)).toEqual([
+        '2025-11-02T05:00:00.000Z',
+        '2025-11-02T06:00:00.000Z',
+      ]);
     });
   });
 });
@@ -253,8 +265,14 @@ describe('Australia/Sydney (southern hemisphere)', () => {
     ]);
   });
   it('DST starts 2025-10-05 (first Sunday of October): fixed 02:30 -> 03:30 AEDT', () => {
-    expect(next('30 2 * * *', tz, '2025-10-04T00:00:00Z', 2)).toEqual(['2025-10-04T16:30:00.000Z', '2025-10-05T15:30:00.000Z']);
-    expect(prevN('30 2 * * *', tz, '2025-10-06T00:00:00Z', 2)).toEqual(['2025-10-05T15:30:00.000Z', '2025-10-04T16:30:00.000Z']);
+    expect(next('30 2 * * *', tz, '2025-10-04T00:00:00Z', 2)).toEqual([
+      '2025-10-04T16:30:00.000Z',
+      '2025-10-05T15:30:00.000Z',
+    ]);
+    expect(prevN('30 2 * * *', tz, '2025-10-06T00:00:00Z', 2)).toEqual([
+      '2025-10-05T15:30:00.000Z',
+      '2025-10-04T16:30:00.000Z',
+    ]);
   });
   it('DST starts: hourly skips the missing 02:00', () => {
     expect(next('0 * * * *', tz, '2025-10-04T14:30:00Z', 3)).toEqual([
@@ -268,7 +286,10 @@ describe('Australia/Sydney (southern hemisphere)', () => {
 describe('Australia/Lord_Howe (30-minute DST shift)', () => {
   const tz = 'Australia/Lord_Howe';
   it('gap 02:00-02:30 on 2025-10-05: fixed 02:15 shifts by 30 minutes to 02:45 (+11)', () => {
-    expect(next('15 2 * * *', tz, '2025-10-04T00:00:00Z', 2)).toEqual(['2025-10-04T15:45:00.000Z', '2025-10-05T15:15:00.000Z']);
+    expect(next('15 2 * * *', tz, '2025-10-04T00:00:00Z', 2)).toEqual([
+      '2025-10-04T15:45:00.000Z',
+      '2025-10-05T15:15:00.000Z',
+    ]);
     expect(next('*/15 2 * * *', tz, '2025-10-04T15:00:00Z', 3)).toEqual([
       '2025-10-04T15:30:00.000Z', // 02:00 -> 02:30 and 02:30 itself: once
       '2025-10-04T15:45:00.000Z', // 02:15 -> 02:45 and 02:45 itself: once
@@ -288,7 +309,10 @@ describe('Australia/Lord_Howe (30-minute DST shift)', () => {
     ]);
   });
   it('overlap 01:30-02:00 on 2025-04-06: fixed 01:45 once at +11, interval twice', () => {
-    expect(next('45 1 * * *', tz, '2025-04-05T12:00:00Z', 2)).toEqual(['2025-04-05T14:45:00.000Z', '2025-04-06T15:15:00.000Z']);
+    expect(next('45 1 * * *', tz, '2025-04-05T12:00:00Z', 2)).toEqual([
+      '2025-04-05T14:45:00.000Z',
+      '2025-04-06T15:15:00.000Z',
+    ]);
     expect(next('*/15 * * * *', tz, '2025-04-05T14:20:00Z', 6)).toEqual([
       '2025-04-05T14:30:00.000Z', // 01:30 +11
       '2025-04-05T14:45:00.000Z', // 01:45 +11
@@ -324,7 +348,10 @@ describe('transitions at midnight', () => {
   });
   it('America/Santiago 2025-04-05: 23:00-24:00 happens twice', () => {
     const tz = 'America/Santiago';
-    expect(next('30 23 * * *', tz, '2025-04-05T12:00:00Z', 2)).toEqual(['2025-04-06T02:30:00.000Z', '2025-04-07T03:30:00.000Z']);
+    expect(next('30 23 * * *', tz, '2025-04-05T12:00:00Z', 2)).toEqual([
+      '2025-04-06T02:30:00.000Z',
+      '2025-04-07T03:30:00.000Z',
+    ]);
     expect(next('0,30 * * * *', tz, '2025-04-06T01:45:00Z', 5)).toEqual([
       '2025-04-06T02:00:00.000Z', // 23:00 -03
       '2025-04-06T02:30:00.000Z',
@@ -335,7 +362,10 @@ describe('transitions at midnight', () => {
   });
   it('America/Havana 2025-11-02: 00:00-01:00 happens twice -> @daily once, at the first midnight', () => {
     const tz = 'America/Havana';
-    expect(next('@daily', tz, '2025-11-01T12:00:00Z', 2)).toEqual(['2025-11-02T04:00:00.000Z', '2025-11-03T05:00:00.000Z']);
+    expect(next('@daily', tz, '2025-11-01T12:00:00Z', 2)).toEqual([
+      '2025-11-02T04:00:00.000Z',
+      '2025-11-03T05:00:00.000Z',
+    ]);
     expect(next('@hourly', tz, '2025-11-02T03:30:00Z', 3)).toEqual([
       '2025-11-02T04:00:00.000Z', // 00:00 CDT
       '2025-11-02T05:00:00.000Z', // 00:00 CST
@@ -414,8 +444,24 @@ describe('next/prev consistency at random instants', () => {
     seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
     return seed / 2 ** 32;
   };
-  const exprs = ['30 2 * * *', '0 * * * *', '*/7 * * * *', '0 */2 * * *', '15 1 * * 0', '0 0 29 2 *', '0 0 13 * 5', '*/20 30 2 * * *'];
-  const zones = ['UTC', 'America/New_York', 'Australia/Sydney', 'Australia/Lord_Howe', 'America/Santiago', 'America/Havana'];
+  const exprs = [
+    '30 2 * * *',
+    '0 * * * *',
+    '*/7 * * * *',
+    '0 */2 * * *',
+    '15 1 * * 0',
+    '0 0 29 2 *',
+    '0 0 13 * 5',
+    '*/20 30 2 * * *',
+  ];
+  const zones = [
+    'UTC',
+    'America/New_York',
+    'Australia/Sydney',
+    'Australia/Lord_Howe',
+    'America/Santiago',
+    'America/Havana',
+  ];
   it.each(zones)('%s', (tz) => {
     // half uniformly over 2025-2027, half within +-3h of a transition
     const transitions = transitionsOf(tz, Date.UTC(2025, 0, 1), Date.UTC(2028, 0, 1)).map((t) => t.at);
@@ -517,7 +563,10 @@ describe('cron-parser findings', () => {
   };
   const NY = 'America/New_York';
   it('next() shifts a gap time forward (agrees with our policy)', () => {
-    expect(take('30 2 * * *', NY, '2025-03-08T12:00:00Z', 2)).toEqual(['2025-03-09T07:30:00.000Z', '2025-03-10T06:30:00.000Z']);
+    expect(take('30 2 * * *', NY, '2025-03-08T12:00:00Z', 2)).toEqual([
+      '2025-03-09T07:30:00.000Z',
+      '2025-03-10T06:30:00.000Z',
+    ]);
   });
   it('prev() skips the shifted gap slot entirely (03-10 -> 03-08): inconsistent with next()', () => {
     expect(take('30 2 * * *', NY, '2025-03-11T12:00:00Z', 3, true)).toEqual([
@@ -527,7 +576,10 @@ describe('cron-parser findings', () => {
     ]);
   });
   it('next() fires an overlap time once, at the first occurrence (agrees with our policy)', () => {
-    expect(take('30 1 * * *', NY, '2025-11-01T12:00:00Z', 2)).toEqual(['2025-11-02T05:30:00.000Z', '2025-11-03T06:30:00.000Z']);
+    expect(take('30 1 * * *', NY, '2025-11-01T12:00:00Z', 2)).toEqual([
+      '2025-11-02T05:30:00.000Z',
+      '2025-11-03T06:30:00.000Z',
+    ]);
   });
   it('prev() returns BOTH occurrences of an overlap time: inconsistent with next()', () => {
     expect(take('30 1 * * *', NY, '2025-11-03T12:00:00Z', 3, true)).toEqual([
@@ -544,7 +596,10 @@ describe('cron-parser findings', () => {
     ]);
   });
   it('wildcard hours fire in both passes of an overlap (agrees with our policy)', () => {
-    expect(take('0 * * * *', NY, '2025-11-02T04:30:00Z', 2)).toEqual(['2025-11-02T05:00:00.000Z', '2025-11-02T06:00:00.000Z']);
+    expect(take('0 * * * *', NY, '2025-11-02T04:30:00Z', 2)).toEqual([
+      '2025-11-02T05:00:00.000Z',
+      '2025-11-02T06:00:00.000Z',
+    ]);
   });
   it('combines day-of-month and day-of-week with OR when both are restricted (non-strict default)', () => {
     expect(take('0 0 13 * 5', 'UTC', '2025-01-01T00:00:00Z', 3)).toEqual([

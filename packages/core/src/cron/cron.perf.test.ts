@@ -42,14 +42,21 @@ describe('cron performance (measurement only)', () => {
       const r = parseCron(j.expr, j.timezone);
       if (r.ok) nextFireTime(r.schedule, now);
     });
-    const distinct = Array.from({ length: 5_000 }, (_, i) => `${i % 60} ${Math.floor(i / 60) % 24} ${1 + (Math.floor(i / 1440) % 28)} * 1-5`);
+    const distinct = Array.from(
+      { length: 5_000 },
+      (_, i) => `${i % 60} ${Math.floor(i / 60) % 24} ${1 + (Math.floor(i / 1440) % 28)} * 1-5`,
+    );
     measure('parseCron cache miss (distinct expressions)', distinct.length, (i) => {
       expect(parseCron(distinct[i]!, 'Europe/Paris').ok).toBe(true);
     });
     const every5 = parseCron('*/5 * * * *', 'Australia/Sydney');
     const leap = parseCron('0 0 29 2 *', 'Australia/Sydney');
     if (!every5.ok || !leap.ok) throw new Error('unexpected parse failure');
-    measure('nextFireTime */5 * * * * (Sydney)', 50_000, (i) => nextFireTime(every5.schedule, new Date(1.75e12 + i * 7_777_000)));
-    measure('nextFireTime 0 0 29 2 * (Sydney)', 5_000, (i) => nextFireTime(leap.schedule, new Date(1.75e12 + i * 7_777_000)));
+    measure('nextFireTime */5 * * * * (Sydney)', 50_000, (i) =>
+      nextFireTime(every5.schedule, new Date(1.75e12 + i * 7_777_000)),
+    );
+    measure('nextFireTime 0 0 29 2 * (Sydney)', 5_000, (i) =>
+      nextFireTime(leap.schedule, new Date(1.75e12 + i * 7_777_000)),
+    );
   });
 });

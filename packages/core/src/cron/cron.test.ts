@@ -26,7 +26,8 @@ function errorOf(expr: unknown, tz?: unknown): string {
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 const next = (expr: string, after: string, n = 1, tz?: string): string[] =>
   nextFireTimes(sched(expr, tz), new Date(after), n).map((d) => d.toISOString());
-const prev = (expr: string, before: string, tz?: string): string | null => iso(prevFireTime(sched(expr, tz), new Date(before)));
+const prev = (expr: string, before: string, tz?: string): string | null =>
+  iso(prevFireTime(sched(expr, tz), new Date(before)));
 
 describe('parseCron: accepted syntax', () => {
   it('returns the normalised expression and the zone as given (default UTC)', () => {
@@ -108,7 +109,10 @@ describe('parseCron: accepted syntax', () => {
   });
 
   it('day-of-week 0 and 7 are both Sunday; 5-7 is Fri, Sat, Sun', () => {
-    expect(next('0 0 * * 0,7', '2025-01-01T00:00:00Z', 2)).toEqual(['2025-01-05T00:00:00.000Z', '2025-01-12T00:00:00.000Z']);
+    expect(next('0 0 * * 0,7', '2025-01-01T00:00:00Z', 2)).toEqual([
+      '2025-01-05T00:00:00.000Z',
+      '2025-01-12T00:00:00.000Z',
+    ]);
     expect(next('0 0 * * 7', '2025-01-01T00:00:00Z', 1)).toEqual(['2025-01-05T00:00:00.000Z']);
     expect(next('0 0 * * 5-7', '2025-01-01T00:00:00Z', 4)).toEqual([
       '2025-01-03T00:00:00.000Z',
@@ -119,7 +123,10 @@ describe('parseCron: accepted syntax', () => {
   });
 
   it('"?" is a synonym of "*" in the day fields', () => {
-    expect(next('0 0 ? * 1', '2025-01-01T00:00:00Z', 2)).toEqual(['2025-01-06T00:00:00.000Z', '2025-01-13T00:00:00.000Z']);
+    expect(next('0 0 ? * 1', '2025-01-01T00:00:00Z', 2)).toEqual([
+      '2025-01-06T00:00:00.000Z',
+      '2025-01-13T00:00:00.000Z',
+    ]);
     expect(next('0 0 1 * ?', '2025-01-01T00:00:00Z', 1)).toEqual(['2025-02-01T00:00:00.000Z']);
   });
 
@@ -193,11 +200,20 @@ describe('day-of-month / day-of-week combination (Vixie rule)', () => {
     ]);
   });
   it('only one restricted: that one applies', () => {
-    expect(next('0 0 13 * *', '2025-01-01T00:00:00Z', 2)).toEqual(['2025-01-13T00:00:00.000Z', '2025-02-13T00:00:00.000Z']);
-    expect(next('0 0 * * 5', '2025-01-01T00:00:00Z', 2)).toEqual(['2025-01-03T00:00:00.000Z', '2025-01-10T00:00:00.000Z']);
+    expect(next('0 0 13 * *', '2025-01-01T00:00:00Z', 2)).toEqual([
+      '2025-01-13T00:00:00.000Z',
+      '2025-02-13T00:00:00.000Z',
+    ]);
+    expect(next('0 0 * * 5', '2025-01-01T00:00:00Z', 2)).toEqual([
+      '2025-01-03T00:00:00.000Z',
+      '2025-01-10T00:00:00.000Z',
+    ]);
   });
   it('an impossible day-of-month is rescued by a restricted day-of-week', () => {
-    expect(next('0 0 30 2 1', '2025-01-01T00:00:00Z', 2)).toEqual(['2025-02-03T00:00:00.000Z', '2025-02-10T00:00:00.000Z']);
+    expect(next('0 0 30 2 1', '2025-01-01T00:00:00Z', 2)).toEqual([
+      '2025-02-03T00:00:00.000Z',
+      '2025-02-10T00:00:00.000Z',
+    ]);
   });
   it('is the same rule cron-parser 5 applies natively', () => {
     for (const expr of ['0 0 13 * 5', '0 0 1-7 * 1', '0 0 */10 * 1', '0 0 13 * *', '0 0 * * 5']) {
@@ -210,7 +226,10 @@ describe('day-of-month / day-of-week combination (Vixie rule)', () => {
 
 describe('leap days and short months', () => {
   it('0 0 29 2 * is valid and fires only on 29 February', () => {
-    expect(next('0 0 29 2 *', '2025-03-01T00:00:00Z', 2)).toEqual(['2028-02-29T00:00:00.000Z', '2032-02-29T00:00:00.000Z']);
+    expect(next('0 0 29 2 *', '2025-03-01T00:00:00Z', 2)).toEqual([
+      '2028-02-29T00:00:00.000Z',
+      '2032-02-29T00:00:00.000Z',
+    ]);
     expect(prev('0 0 29 2 *', '2025-03-01T00:00:00Z')).toBe('2024-02-29T00:00:00.000Z');
     expect(next('0 0 29 2 *', '2028-02-29T00:00:00Z', 1)).toEqual(['2032-02-29T00:00:00.000Z']);
   });
@@ -230,7 +249,10 @@ describe('leap days and short months', () => {
     expect(prev('0 0 31 * *', '2025-05-01T00:00:00Z')).toBe('2025-03-31T00:00:00.000Z');
   });
   it('day 30 in February with another month is valid', () => {
-    expect(next('0 0 30 2,3 *', '2025-01-01T00:00:00Z', 2)).toEqual(['2025-03-30T00:00:00.000Z', '2026-03-30T00:00:00.000Z']);
+    expect(next('0 0 30 2,3 *', '2025-01-01T00:00:00Z', 2)).toEqual([
+      '2025-03-30T00:00:00.000Z',
+      '2026-03-30T00:00:00.000Z',
+    ]);
     expect(next('0 0 31 2,3 *', '2025-01-01T00:00:00Z', 1)).toEqual(['2025-03-31T00:00:00.000Z']);
   });
 });
@@ -251,18 +273,30 @@ describe('parseCron: rejections (messages are shown to API users)', () => {
     expect(errorOf('x'.repeat(2000))).toBe('Cron expression is too long (more than 1024 characters).');
   });
   it('out-of-range values name the field and the allowed range', () => {
-    expect(errorOf('60 * * * *')).toBe('Invalid minute field "60" in cron expression "60 * * * *": 60 is out of range (0-59).');
-    expect(errorOf('0 24 * * *')).toBe('Invalid hour field "24" in cron expression "0 24 * * *": 24 is out of range (0-23).');
-    expect(errorOf('0 0 0 * *')).toBe('Invalid day-of-month field "0" in cron expression "0 0 0 * *": 0 is out of range (1-31).');
+    expect(errorOf('60 * * * *')).toBe(
+      'Invalid minute field "60" in cron expression "60 * * * *": 60 is out of range (0-59).',
+    );
+    expect(errorOf('0 24 * * *')).toBe(
+      'Invalid hour field "24" in cron expression "0 24 * * *": 24 is out of range (0-23).',
+    );
+    expect(errorOf('0 0 0 * *')).toBe(
+      'Invalid day-of-month field "0" in cron expression "0 0 0 * *": 0 is out of range (1-31).',
+    );
     expect(errorOf('0 0 32 * *')).toMatch(/day-of-month field "32".*32 is out of range \(1-31\)\.$/);
-    expect(errorOf('0 0 1 13 *')).toBe('Invalid month field "13" in cron expression "0 0 1 13 *": 13 is out of range (1-12).');
-    expect(errorOf('0 0 * * 8')).toBe('Invalid day-of-week field "8" in cron expression "0 0 * * 8": 8 is out of range (0-7).');
+    expect(errorOf('0 0 1 13 *')).toBe(
+      'Invalid month field "13" in cron expression "0 0 1 13 *": 13 is out of range (1-12).',
+    );
+    expect(errorOf('0 0 * * 8')).toBe(
+      'Invalid day-of-week field "8" in cron expression "0 0 * * 8": 8 is out of range (0-7).',
+    );
     expect(errorOf('60 0 0 * * *')).toMatch(/^Invalid second field "60".*60 is out of range \(0-59\)\.$/);
     expect(errorOf('0-60 * * * *')).toMatch(/minute field "0-60".*60 is out of range \(0-59\)/);
     expect(errorOf('99999999 * * * *')).toMatch(/99999999 is out of range \(0-59\)/);
   });
   it('garbage', () => {
-    expect(errorOf('foo * * * *')).toBe('Invalid minute field "foo" in cron expression "foo * * * *": "foo" is not a number.');
+    expect(errorOf('foo * * * *')).toBe(
+      'Invalid minute field "foo" in cron expression "foo * * * *": "foo" is not a number.',
+    );
     expect(errorOf('1.5 * * * *')).toMatch(/minute field "1.5".*"1.5" is not a number\./);
     expect(errorOf('-1 * * * *')).toMatch(/minute field "-1".*"-1" is missing a number\./);
     expect(errorOf('1- * * * *')).toMatch(/"1-" is missing a number\./);
@@ -302,8 +336,12 @@ describe('parseCron: rejections (messages are shown to API users)', () => {
     expect(errorOf('0 0 31 4,6,9,11 *')).toBe(
       'Cron expression "0 0 31 4,6,9,11 *" never fires: day 31 does not occur in April, June, September or November.',
     );
-    expect(errorOf('0 0 30,31 feb *')).toBe('Cron expression "0 0 30,31 feb *" never fires: days 30 and 31 do not occur in February.');
-    expect(errorOf('0 0 0 31 2,4 *')).toBe('Cron expression "0 0 0 31 2,4 *" never fires: day 31 does not occur in February or April.');
+    expect(errorOf('0 0 30,31 feb *')).toBe(
+      'Cron expression "0 0 30,31 feb *" never fires: days 30 and 31 do not occur in February.',
+    );
+    expect(errorOf('0 0 0 31 2,4 *')).toBe(
+      'Cron expression "0 0 0 31 2,4 *" never fires: day 31 does not occur in February or April.',
+    );
     expect(errorOf('0 0 30 2 ?')).toMatch(/never fires: day 30 does not occur in February\.$/);
   });
   it('time zones', () => {
@@ -320,7 +358,16 @@ describe('parseCron: rejections (messages are shown to API users)', () => {
     expect(errorOf('0 0 30 2 *', 'Mars/Base')).toMatch(/^Unknown time zone "Mars\/Base"/);
   });
   it('never throws', () => {
-    for (const bad of [undefined, {}, [], Symbol.iterator, '\u0000', '* * * * *\u200b', '\u{1F600} * * * *', '0 0 * * *'.repeat(200)]) {
+    for (const bad of [
+      undefined,
+      {},
+      [],
+      Symbol.iterator,
+      '\u0000',
+      '* * * * *\u200b',
+      '\u{1F600} * * * *',
+      '0 0 * * *'.repeat(200),
+    ]) {
       expect(() => parseCron(bad as unknown as string)).not.toThrow();
       expect(parseCron(bad as unknown as string).ok).toBe(false);
     }

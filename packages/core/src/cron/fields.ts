@@ -13,8 +13,18 @@ export const MACROS: Readonly<Record<string, string>> = {
 
 const MONTH_NAMES = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 const MONTH_FULL = [
-  'January', 'February', 'March', 'April', 'May', 'June',
-  'July', 'August', 'September', 'October', 'November', 'December',
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
 ];
 const DOW_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 
@@ -33,13 +43,23 @@ export const MINUTE: FieldSpec = { name: 'minute', min: 0, max: 59 };
 export const HOUR: FieldSpec = { name: 'hour', min: 0, max: 23 };
 export const DOM: FieldSpec = { name: 'day-of-month', min: 1, max: 31, allowQuestion: true };
 export const MONTH: FieldSpec = { name: 'month', min: 1, max: 12, names: MONTH_NAMES, nameBase: 1 };
-export const DOW: FieldSpec = { name: 'day-of-week', min: 0, max: 7, names: DOW_NAMES, nameBase: 0, allowQuestion: true };
+export const DOW: FieldSpec = {
+  name: 'day-of-week',
+  min: 0,
+  max: 7,
+  names: DOW_NAMES,
+  nameBase: 0,
+  allowQuestion: true,
+};
 
 export function neverFiresReason(days: number[], months: number[]): string {
   const impossible = days.filter((d) => months.every((m) => d > MAX_DAYS[m - 1]!));
   const dayText = impossible.length === 1 ? `day ${impossible[0]}` : `days ${joinList(impossible.map(String), 'and')}`;
   const verb = impossible.length === 1 ? 'does' : 'do';
-  return `${dayText} ${verb} not occur in ${joinList(months.map((m) => MONTH_FULL[m - 1]!), 'or')}`;
+  return `${dayText} ${verb} not occur in ${joinList(
+    months.map((m) => MONTH_FULL[m - 1]!),
+    'or',
+  )}`;
 }
 
 function joinList(items: string[], conj: string): string {
@@ -47,7 +67,8 @@ function joinList(items: string[], conj: string): string {
   return `${items.slice(0, -1).join(', ')} ${conj} ${items[items.length - 1]}`;
 }
 
-const SPECIAL_MSG = 'the special characters L, W, # and H are not supported (use plain values, ranges, lists and steps)';
+const SPECIAL_MSG =
+  'the special characters L, W, # and H are not supported (use plain values, ranges, lists and steps)';
 
 /** Expands one field to its sorted values, or returns an error sentence (without the field prefix). */
 export function expandField(spec: FieldSpec, text: string): number[] | string {

@@ -36,9 +36,11 @@ function fail(error: string): { ok: false; error: string } {
 function parseCached(expr: unknown, timezone: unknown): CronParseResult {
   const tz = timezone === undefined ? 'UTC' : timezone;
   if (typeof expr !== 'string') return fail('Cron expression must be a string.');
-  if (typeof tz !== 'string') return fail('Time zone must be a string (an IANA name such as "UTC" or "America/New_York").');
+  if (typeof tz !== 'string')
+    return fail('Time zone must be a string (an IANA name such as "UTC" or "America/New_York").');
   // Oversized input is rejected before it can become a cache key.
-  if (expr.length > MAX_EXPR_LENGTH) return fail(`Cron expression is too long (more than ${MAX_EXPR_LENGTH} characters).`);
+  if (expr.length > MAX_EXPR_LENGTH)
+    return fail(`Cron expression is too long (more than ${MAX_EXPR_LENGTH} characters).`);
   if (tz.length > MAX_TZ_LENGTH) return fail(unknownZone(tz));
   const key = `${tz}\u0000${expr}`;
   const hit = parseCache.get(key);
@@ -106,7 +108,10 @@ function parseExpressionCached(rawExpr: string): ParsedExpression | string {
 /** Parses and validates the expression; returns the error sentence on failure. */
 function parseExpression(rawExpr: string): ParsedExpression | string {
   if (rawExpr.length > MAX_EXPR_LENGTH) return `Cron expression is too long (more than ${MAX_EXPR_LENGTH} characters).`;
-  const tokens = rawExpr.trim().split(/\s+/).filter((s) => s.length > 0);
+  const tokens = rawExpr
+    .trim()
+    .split(/\s+/)
+    .filter((s) => s.length > 0);
   if (tokens.length === 0) return 'Cron expression is empty.';
   const expr = tokens.join(' ');
   const q = JSON.stringify(expr);
@@ -116,7 +121,8 @@ function parseExpression(rawExpr: string): ParsedExpression | string {
   const first = tokens[0]!;
   if (first.startsWith('@')) {
     const name = first.toLowerCase();
-    if (tokens.length !== 1) return `Cron expression ${q} is invalid: a macro such as ${first} must be used on its own.`;
+    if (tokens.length !== 1)
+      return `Cron expression ${q} is invalid: a macro such as ${first} must be used on its own.`;
     if (name === '@reboot') return 'Cron macro "@reboot" is not supported: a job schedule must be time-based.';
     const macro = MACROS[name];
     if (macro === undefined) {
@@ -137,12 +143,18 @@ function parseExpression(rawExpr: string): ParsedExpression | string {
 
   // 1. Our own pass: precise messages, unsupported syntax, and the expansion used for cross-checks.
   const specs: [FieldSpec, string][] = [
-    [SECOND, secF], [MINUTE, minF], [HOUR, hourF], [DOM, domF], [MONTH, monF], [DOW, dowF],
+    [SECOND, secF],
+    [MINUTE, minF],
+    [HOUR, hourF],
+    [DOM, domF],
+    [MONTH, monF],
+    [DOW, dowF],
   ];
   const own: number[][] = [];
   for (const [spec, text] of specs) {
     const r = expandField(spec, text);
-    if (typeof r === 'string') return `Invalid ${spec.name} field ${JSON.stringify(text)} in cron expression ${q}: ${r}`;
+    if (typeof r === 'string')
+      return `Invalid ${spec.name} field ${JSON.stringify(text)} in cron expression ${q}: ${r}`;
     own.push(r);
   }
   const [secV, minV, hourV, domV, monV, dowV] = own as [number[], number[], number[], number[], number[], number[]];
@@ -159,15 +171,24 @@ function parseExpression(rawExpr: string): ParsedExpression | string {
   if (typeof cp === 'string') return `Invalid cron expression ${q}: ${cp}.`;
   const [cpSec, cpMin, cpHour, cpDom, cpMon, cpDow] = cp.values;
   const possibleDays = cpMon.length === 1 ? MAX_DAYS[cpMon[0]! - 1]! : 31;
-  const mismatch =
-    !sameValues(cpSec, secV) ? 'second' :
-    !sameValues(cpMin, minV) ? 'minute' :
-    !sameValues(cpHour, hourV) ? 'hour' :
-    !sameValues(cpMon, monV) ? 'month' :
-    !sameValues(cpDow, dowV) ? 'day-of-week' :
-    !sameValues(cpDom.filter((d) => d <= possibleDays), domV.filter((d) => d <= possibleDays)) ? 'day-of-month' :
-    cp.domWildcard !== domStar || cp.dowWildcard !== dowStar ? 'day-of-month or day-of-week' :
-    null;
+  const mismatch = !sameValues(cpSec, secV)
+    ? 'second'
+    : !sameValues(cpMin, minV)
+      ? 'minute'
+      : !sameValues(cpHour, hourV)
+        ? 'hour'
+        : !sameValues(cpMon, monV)
+          ? 'month'
+          : !sameValues(cpDow, dowV)
+            ? 'day-of-week'
+            : !sameValues(
+                  cpDom.filter((d) => d <= possibleDays),
+                  domV.filter((d) => d <= possibleDays),
+                )
+              ? 'day-of-month'
+              : cp.domWildcard !== domStar || cp.dowWildcard !== dowStar
+                ? 'day-of-month or day-of-week'
+                : null;
   if (mismatch !== null) {
     return `Cron expression ${q} is not supported: its ${mismatch} field is read differently by different cron implementations.`;
   }
@@ -205,7 +226,11 @@ interface CronParserFields {
 function cronParserFields(six: readonly string[]): CronParserFields | string {
   const fromFields = (f: ReturnType<typeof CronExpressionParser.parse>['fields']) =>
     [f.second.values, f.minute.values, f.hour.values, f.dayOfMonth.values, f.month.values, f.dayOfWeek.values] as const;
-  const finish = (raw: (readonly (number | string)[])[], domWildcard: boolean, dowWildcard: boolean): CronParserFields | string => {
+  const finish = (
+    raw: (readonly (number | string)[])[],
+    domWildcard: boolean,
+    dowWildcard: boolean,
+  ): CronParserFields | string => {
     const values: number[][] = [];
     for (let i = 0; i < 6; i++) {
       const sets = raw[i]!;

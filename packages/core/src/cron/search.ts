@@ -38,7 +38,12 @@ const ND = 291; // next day-of-month >= v: 33 (indices 0..32)
 const PD = 324; // prev day-of-month <= v: 32 (indices 0..31)
 const TABLE_SIZE = 356;
 
-export function buildTables(sec: readonly number[], min: readonly number[], hour: readonly number[], dom: readonly number[]): Int8Array {
+export function buildTables(
+  sec: readonly number[],
+  min: readonly number[],
+  hour: readonly number[],
+  dom: readonly number[],
+): Int8Array {
   const t = new Int8Array(TABLE_SIZE);
   const has = new Uint8Array(64);
   const fill = (vals: readonly number[], size: number, next: number, prev: number): void => {

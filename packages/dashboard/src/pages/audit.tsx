@@ -32,8 +32,16 @@ export async function auditPage(r: DashRequest): Promise<Response> {
   const before = idParam(q.before);
   const { store } = r.deps;
   const [page, sessions] = await Promise.all([
-    keysetPage((n) => store.auditList({ keyName: key, action, target, before, limit: n }), PAGE_SIZE, (row) => row),
-    store.sessionListLive({ fingerprints: r.keys.keys.map((k) => keyFingerprint(k.key)), now: r.view.now, limit: MAX_SESSIONS }),
+    keysetPage(
+      (n) => store.auditList({ keyName: key, action, target, before, limit: n }),
+      PAGE_SIZE,
+      (row) => row,
+    ),
+    store.sessionListLive({
+      fingerprints: r.keys.keys.map((k) => keyFingerprint(k.key)),
+      now: r.view.now,
+      limit: MAX_SESSIONS,
+    }),
   ]);
   const now = r.view.now;
 
@@ -67,9 +75,17 @@ export async function auditPage(r: DashRequest): Promise<Response> {
 
   const body = (
     <>
-      <PageHeader title="Audit" subtitle="Every change made through the API or this dashboard, and every attempt refused for its role, newest first." />
+      <PageHeader
+        title="Audit"
+        subtitle="Every change made through the API or this dashboard, and every attempt refused for its role, newest first."
+      />
       {filters}
-      <Table caption="Audit trail" headers={['When', 'Key', 'Action', 'Target', 'Outcome', 'Changes', 'Source', 'Request']} rows={page.data.length} empty="No audit rows match.">
+      <Table
+        caption="Audit trail"
+        headers={['When', 'Key', 'Action', 'Target', 'Outcome', 'Changes', 'Source', 'Request']}
+        rows={page.data.length}
+        empty="No audit rows match."
+      >
         {page.data.map((row) => (
           <tr>
             <Cell label="When">
@@ -93,7 +109,12 @@ export async function auditPage(r: DashRequest): Promise<Response> {
       </Table>
       <Pager path="/audit" params={{ key, action, target }} next={page.next_cursor} />
       <h2 id="sessions-heading">Open sessions</h2>
-      <Table caption="Dashboard sessions open now" headers={['Session', 'Key', 'From', 'Signed in', 'Last seen', 'Expires']} rows={sessions.length} empty="No open sessions.">
+      <Table
+        caption="Dashboard sessions open now"
+        headers={['Session', 'Key', 'From', 'Signed in', 'Last seen', 'Expires']}
+        rows={sessions.length}
+        empty="No open sessions."
+      >
         {sessions.map((s) => (
           <tr>
             <Cell label="Session">

@@ -17,7 +17,12 @@ const LIST_ROWS = { maxBytes: Infinity };
 export async function deadPage(r: DashRequest): Promise<Response> {
   const before = idParam(r.c.req.query('before'));
   const { store } = r.deps;
-  const page = await keysetPage((n) => store.executionList({ status: 'dead', before, limit: n, jobNames: true }), PAGE_SIZE, (e) => e, LIST_ROWS);
+  const page = await keysetPage(
+    (n) => store.executionList({ status: 'dead', before, limit: n, jobNames: true }),
+    PAGE_SIZE,
+    (e) => e,
+    LIST_ROWS,
+  );
   const names = listJobNames(page.data);
   const now = r.view.now;
   const returnTo = r.c.req.path + (before ? `?before=${before}` : '');
@@ -46,7 +51,15 @@ export async function deadPage(r: DashRequest): Promise<Response> {
             )}
             <Table
               caption="Dead executions"
-              headers={[...(operate ? ['Select'] : []), 'Execution', 'Job', 'Attempt', 'Died', 'Error', ...(operate ? ['Replay'] : [])]}
+              headers={[
+                ...(operate ? ['Select'] : []),
+                'Execution',
+                'Job',
+                'Attempt',
+                'Died',
+                'Error',
+                ...(operate ? ['Replay'] : []),
+              ]}
               rows={page.data.length}
             >
               {page.data.map((e) => deadRow(e, now, names, operate))}

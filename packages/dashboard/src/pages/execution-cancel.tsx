@@ -20,9 +20,12 @@ export async function cancelExecutionPage(r: DashRequest): Promise<Response> {
   if (!isLive(e)) {
     const body = (
       <div class="panel confirm">
-        <h1>Execution #{e.id} is already {e.status}</h1>
+        <h1>
+          Execution #{e.id} is already {e.status}
+        </h1>
         <p>
-          <Status status={e.status} /> Only queued, retrying or running executions can be cancelled; nothing was changed.
+          <Status status={e.status} /> Only queued, retrying or running executions can be cancelled; nothing was
+          changed.
         </p>
         <p>
           <a href={back}>Back to execution #{e.id}</a>
@@ -46,7 +49,8 @@ export async function cancelExecutionPage(r: DashRequest): Promise<Response> {
       </p>
     ) : (
       <p>
-        It is {e.status === 'queued' ? 'waiting to run' : 'waiting to be retried'} (due <When at={e.scheduledFor} now={now} />
+        It is {e.status === 'queued' ? 'waiting to run' : 'waiting to be retried'} (due{' '}
+        <When at={e.scheduledFor} now={now} />
         ). Cancelling removes it: it will not run, and it is not retried.
       </p>
     );
@@ -58,7 +62,13 @@ export async function cancelExecutionPage(r: DashRequest): Promise<Response> {
       {consequence}
       <p>The job itself stays as it is: its next scheduled runs still happen. Pause the job to stop those.</p>
       <div class="button-row">
-        <ActionButton view={r.view} action={`/executions/${e.id}/cancel`} label="Cancel execution" tone="danger" returnTo={back} />
+        <ActionButton
+          view={r.view}
+          action={`/executions/${e.id}/cancel`}
+          label="Cancel execution"
+          tone="danger"
+          returnTo={back}
+        />
         <a class="btn" href={back}>
           {e.status === 'running' ? 'Keep it running' : 'Keep it'}
         </a>

@@ -29,7 +29,9 @@ const Timeline: FC<{ e: Execution; now: Date }> = ({ e, now }) => {
         {`${e.trigger} run, attempt ${e.attempt}`}
       </Step>
       <Step title="Queued" at={e.queuedAt} now={now}>
-        {e.startedAt ? `waited ${formatDuration(Math.max(0, e.startedAt.getTime() - Math.max(e.queuedAt.getTime(), e.scheduledFor.getTime())))}` : undefined}
+        {e.startedAt
+          ? `waited ${formatDuration(Math.max(0, e.startedAt.getTime() - Math.max(e.queuedAt.getTime(), e.scheduledFor.getTime())))}`
+          : undefined}
       </Step>
       <Step title="Started" at={e.startedAt} now={now}>
         {e.workerId ? `on ${e.workerId}` : undefined}
@@ -41,7 +43,12 @@ const Timeline: FC<{ e: Execution; now: Date }> = ({ e, now }) => {
       )}
       <Step title={final ? `Finished: ${e.status}` : 'Finished'} at={e.finishedAt} now={now}>
         {e.finishedAt
-          ? [e.exitCode !== null ? `exit code ${e.exitCode}` : null, e.durationMs !== null ? `ran ${formatDuration(e.durationMs)}` : null].filter(Boolean).join(', ') || undefined
+          ? [
+              e.exitCode !== null ? `exit code ${e.exitCode}` : null,
+              e.durationMs !== null ? `ran ${formatDuration(e.durationMs)}` : null,
+            ]
+              .filter(Boolean)
+              .join(', ') || undefined
           : undefined}
       </Step>
     </ol>
@@ -52,8 +59,12 @@ const Chain: FC<{ chain: Execution[]; current: string; now: Date }> = ({ chain, 
   <ol class="chain">
     {chain.map((e) => (
       <li aria-current={e.id === current ? 'step' : undefined}>
-        {e.id === current ? `#${e.id}` : <a href={`/executions/${e.id}`}>#{e.id}</a>} · attempt {e.attempt} · {e.trigger}
-        {e.retryOf && <span class="muted">{` (${e.trigger === 'replay' ? 'replays' : 'retries'} #${e.retryOf})`}</span>} · <Status status={e.status} />{' '}
+        {e.id === current ? `#${e.id}` : <a href={`/executions/${e.id}`}>#{e.id}</a>} · attempt {e.attempt} ·{' '}
+        {e.trigger}
+        {e.retryOf && (
+          <span class="muted">{` (${e.trigger === 'replay' ? 'replays' : 'retries'} #${e.retryOf})`}</span>
+        )}{' '}
+        · <Status status={e.status} />{' '}
         {e.replayedBy && (
           <span class="muted">
             · replayed as <a href={`/executions/${e.replayedBy}`}>#{e.replayedBy}</a>{' '}
@@ -70,24 +81,33 @@ const Chain: FC<{ chain: Execution[]; current: string; now: Date }> = ({ chain, 
 /** Cancelling kills a running command, so it asks first: a link to a confirmation page (works without JS). */
 const Actions: FC<{ e: Execution; view: View }> = ({ e, view }) =>
   !can(view, 'operate') ? null : (
-  <div class="button-row">
-    {isLive(e) && (
-      <a class="btn btn-danger-link" href={`/executions/${e.id}/cancel`}>
-        Cancel execution…
-      </a>
-    )}
-    {canReplay(e) &&
-      (e.replayedBy ? (
-        <ActionButton view={view} action={`/executions/${e.id}/replay`} label="Replay again" fields={{ force: '1' }} />
-      ) : (
-        <ActionButton view={view} action={`/executions/${e.id}/replay`} label="Replay" tone="primary" />
-      ))}
-  </div>
-);
+    <div class="button-row">
+      {isLive(e) && (
+        <a class="btn btn-danger-link" href={`/executions/${e.id}/cancel`}>
+          Cancel execution…
+        </a>
+      )}
+      {canReplay(e) &&
+        (e.replayedBy ? (
+          <ActionButton
+            view={view}
+            action={`/executions/${e.id}/replay`}
+            label="Replay again"
+            fields={{ force: '1' }}
+          />
+        ) : (
+          <ActionButton view={view} action={`/executions/${e.id}/replay`} label="Replay" tone="primary" />
+        ))}
+    </div>
+  );
 
 /** A running attempt's output so far; the script appends what follows, and removes the panel once it ends. */
 const LiveOutput: FC<{ id: string; sofar: string }> = ({ id, sofar }) => (
-  <section class="panel" aria-labelledby="live-output-heading" data-output-stream={`/executions/${id}/output?follow=true`}>
+  <section
+    class="panel"
+    aria-labelledby="live-output-heading"
+    data-output-stream={`/executions/${id}/output?follow=true`}
+  >
     <h2 id="live-output-heading" class="panel-title">
       Live output
     </h2>
@@ -133,7 +153,8 @@ export async function executionPage(r: DashRequest): Promise<Response> {
       title={`Execution #${e.id}`}
       subtitle={
         <>
-          {job ? <a href={`/jobs/${job.id}`}>{job.name}</a> : <span>job #{e.jobId} (deleted)</span>} · {e.trigger} · lane {e.lane}
+          {job ? <a href={`/jobs/${job.id}`}>{job.name}</a> : <span>job #{e.jobId} (deleted)</span>} · {e.trigger} ·
+          lane {e.lane}
         </>
       }
     />
@@ -170,7 +191,9 @@ export async function executionPage(r: DashRequest): Promise<Response> {
       </div>
       <h2>Output</h2>
       {isLive(e) ? (
-        <p class="muted">Running: its output so far is under "Live output" below; the whole output shows here once it ends.</p>
+        <p class="muted">
+          Running: its output so far is under "Live output" below; the whole output shows here once it ends.
+        </p>
       ) : (
         <Pre text={e.output} label="Output" empty="No output." />
       )}
@@ -182,8 +205,23 @@ export async function executionPage(r: DashRequest): Promise<Response> {
   );
   // Outside the live region (its refreshes would cut the stream): what the attempt printed so far, then, with
   // JavaScript, everything it prints from now on (the script follows /executions/:id/output?follow=true).
-  const after = isLive(e) ? <LiveOutput id={e.id} sofar={(await (r.deps.liveOutput?.read(e.id, null) ?? Promise.resolve([])).catch(() => [])).map((x) => x.text).join('')} /> : undefined;
-  return renderLive(r, { title: `Execution #${e.id}`, label: 'Execution status', before, live, after, final: !isLive(e), everyMs: 2000 });
+  const after = isLive(e) ? (
+    <LiveOutput
+      id={e.id}
+      sofar={(await (r.deps.liveOutput?.read(e.id, null) ?? Promise.resolve([])).catch(() => []))
+        .map((x) => x.text)
+        .join('')}
+    />
+  ) : undefined;
+  return renderLive(r, {
+    title: `Execution #${e.id}`,
+    label: 'Execution status',
+    before,
+    live,
+    after,
+    final: !isLive(e),
+    everyMs: 2000,
+  });
 }
 
 /** `/executions/:id/output`: the REST API's output (text, or events with ?follow=true) behind the dashboard's session. */

@@ -13,12 +13,19 @@ const LIST_ROWS = { maxBytes: Infinity };
 
 export async function executionsPage(r: DashRequest): Promise<Response> {
   const q = r.c.req.query();
-  const status = (EXECUTION_STATUSES as readonly string[]).includes(q.status ?? '') ? (q.status as ExecutionStatus) : undefined;
+  const status = (EXECUTION_STATUSES as readonly string[]).includes(q.status ?? '')
+    ? (q.status as ExecutionStatus)
+    : undefined;
   const jobId = idParam(q.job_id);
   const before = idParam(q.before);
   const { store } = r.deps;
   const [page, jobs] = await Promise.all([
-    keysetPage((n) => store.executionList({ jobId, status, before, limit: n, jobNames: true }), PAGE_SIZE, (e) => e, LIST_ROWS),
+    keysetPage(
+      (n) => store.executionList({ jobId, status, before, limit: n, jobNames: true }),
+      PAGE_SIZE,
+      (e) => e,
+      LIST_ROWS,
+    ),
     store.jobChoices(200),
   ]);
   const names = new Map(jobs.map((j) => [j.id, j.name]));
@@ -62,7 +69,12 @@ export async function executionsPage(r: DashRequest): Promise<Response> {
 
   const live = (
     <>
-      <Table caption="Executions" headers={executionHeaders({ job: true, output: true })} rows={page.data.length} empty="No executions match.">
+      <Table
+        caption="Executions"
+        headers={executionHeaders({ job: true, output: true })}
+        rows={page.data.length}
+        empty="No executions match."
+      >
         {page.data.map((e) => (
           <ExecutionRow e={e} now={r.view.now} names={names} output />
         ))}

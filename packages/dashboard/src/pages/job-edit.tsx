@@ -4,7 +4,15 @@
  * created). A refused form is shown again in place (400) with its values and problems.
  */
 import { bodyChanges, specBody } from '@jobs/api';
-import { backfillJob, ConflictError, InvalidInputError, keepMaskedHeaders, MAX_BACKFILL, updateJob, type Job } from '@jobs/core';
+import {
+  backfillJob,
+  ConflictError,
+  InvalidInputError,
+  keepMaskedHeaders,
+  MAX_BACKFILL,
+  updateJob,
+  type Job,
+} from '@jobs/core';
 import { setFlash } from '../flash';
 import { jobFormValues, jobFormValuesOf, jobSpecFromForm, type FieldErrors, type JobFormValues } from '../job-input';
 import { renderPage } from '../render';
@@ -15,8 +23,20 @@ import type { DashRequest } from '../view';
 import { loadJob } from './job';
 import { JobForm } from './job-form';
 
-function renderEdit(r: DashRequest, job: Job, values: JobFormValues, errors: FieldErrors, status: 200 | 400 | 409, preview = false) {
-  const target = { action: `/jobs/${job.id}/edit`, submit: 'Save changes', cancel: `/jobs/${job.id}`, paused: 'Paused' };
+function renderEdit(
+  r: DashRequest,
+  job: Job,
+  values: JobFormValues,
+  errors: FieldErrors,
+  status: 200 | 400 | 409,
+  preview = false,
+) {
+  const target = {
+    action: `/jobs/${job.id}/edit`,
+    submit: 'Save changes',
+    cancel: `/jobs/${job.id}`,
+    paused: 'Paused',
+  };
   return renderPage(r.c, r.view, {
     title: `${Object.keys(errors).length > 0 ? 'Error: edit' : 'Edit'} ${job.name}`,
     status,
@@ -58,7 +78,8 @@ export async function editJobSubmit(r: DashRequest): Promise<Response> {
     else setFlash(r.c, 'edit-unchanged', saved.id);
     return r.c.redirect(`/jobs/${saved.id}`, 303);
   } catch (error) {
-    if (error instanceof ConflictError) return renderEdit(r, job, values, { name: 'another live job has this name' }, 409);
+    if (error instanceof ConflictError)
+      return renderEdit(r, job, values, { name: 'another live job has this name' }, 409);
     if (error instanceof InvalidInputError) {
       const field = (error.field ?? 'form') as keyof FieldErrors;
       return renderEdit(r, job, values, { [field in values ? field : 'form']: error.message }, 400);
@@ -100,17 +121,34 @@ function renderBackfill(r: DashRequest, job: Job, state: BackfillState, status: 
         <form method="post" action={`/jobs/${job.id}/backfill`} class="stacked" novalidate>
           <CsrfField view={r.view} />
           <div class="field-row">
-            <TextField name="from" label="From (inclusive)" value={state.from} error={state.errors.from} mono hint="An ISO 8601 instant, e.g. 2025-03-08T00:00:00Z." />
-            <TextField name="to" label="To (exclusive)" value={state.to} error={state.errors.to} mono hint="Not after now." />
+            <TextField
+              name="from"
+              label="From (inclusive)"
+              value={state.from}
+              error={state.errors.from}
+              mono
+              hint="An ISO 8601 instant, e.g. 2025-03-08T00:00:00Z."
+            />
+            <TextField
+              name="to"
+              label="To (exclusive)"
+              value={state.to}
+              error={state.errors.to}
+              mono
+              hint="Not after now."
+            />
           </div>
           {state.preview && (
             <div id="backfill-preview" class="preview" aria-live="polite">
               <p class="hint">
-                {state.preview.length === 0 ? 'No fire times in this range.' : `${state.preview.length} fire time${state.preview.length === 1 ? '' : 's'} in this range:`}
+                {state.preview.length === 0
+                  ? 'No fire times in this range.'
+                  : `${state.preview.length} fire time${state.preview.length === 1 ? '' : 's'} in this range:`}
               </p>
               {(state.existing?.size ?? 0) > 0 && (
                 <p class="hint">
-                  {state.existing!.size} of them already ran and will be skipped; the backfill creates {state.preview.length - state.existing!.size}.
+                  {state.existing!.size} of them already ran and will be skipped; the backfill creates{' '}
+                  {state.preview.length - state.existing!.size}.
                 </p>
               )}
               <ol>
@@ -158,14 +196,24 @@ const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}
 
 export async function backfillSubmit(r: DashRequest): Promise<Response> {
   const job = await loadJob(r);
-  const state: BackfillState = { from: (r.form.get('from') ?? '').trim().slice(0, 100), to: (r.form.get('to') ?? '').trim().slice(0, 100), errors: {} };
+  const state: BackfillState = {
+    from: (r.form.get('from') ?? '').trim().slice(0, 100),
+    to: (r.form.get('to') ?? '').trim().slice(0, 100),
+    errors: {},
+  };
   for (const field of ['from', 'to'] as const) {
-    if (!INSTANT.test(state[field]) || Number.isNaN(Date.parse(state[field]))) state.errors[field] = 'must be an ISO 8601 instant with its offset';
+    if (!INSTANT.test(state[field]) || Number.isNaN(Date.parse(state[field])))
+      state.errors[field] = 'must be an ISO 8601 instant with its offset';
   }
   if (Object.keys(state.errors).length > 0) return renderBackfill(r, job, state, 400);
   const dryRun = r.form.get('intent') !== 'run';
   try {
-    const result = await backfillJob(r.commands, { jobId: job.id, from: new Date(state.from), to: new Date(state.to), dryRun });
+    const result = await backfillJob(r.commands, {
+      jobId: job.id,
+      from: new Date(state.from),
+      to: new Date(state.to),
+      dryRun,
+    });
     if (dryRun) {
       const existing = new Map(result.existing.map((x) => [x.fireTime.getTime(), x.executionId]));
       return renderBackfill(r, job, { ...state, preview: result.fireTimes, existing }, 200);

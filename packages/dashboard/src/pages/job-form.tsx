@@ -69,9 +69,14 @@ function timeZones(): string[] {
   return zones;
 }
 
-export const SchedulePreviewView: FC<{ cronExpr: string; timezone: string; now: Date }> = ({ cronExpr, timezone, now }) => {
+export const SchedulePreviewView: FC<{ cronExpr: string; timezone: string; now: Date }> = ({
+  cronExpr,
+  timezone,
+  now,
+}) => {
   const preview = previewSchedule(cronExpr, timezone, now);
-  if (preview.kind === 'none') return <p class="hint">No cron expression: the job runs only when triggered (or once, at “Run once at”).</p>;
+  if (preview.kind === 'none')
+    return <p class="hint">No cron expression: the job runs only when triggered (or once, at “Run once at”).</p>;
   if (preview.kind === 'error') return <p class="field-error">{withLabel(preview.field, preview.message)}</p>;
   const zone = timezone.trim() || 'UTC';
   const words = describeCron(cronExpr);
@@ -93,22 +98,58 @@ export const SchedulePreviewView: FC<{ cronExpr: string; timezone: string; now: 
 
 /** Every field in the order the form shows it: the list of problems follows it. */
 const PAGE_ORDER: readonly (JobField | 'form')[] = [
-  'form', 'name', ...TARGET_ORDER, 'cron_expr', 'timezone', 'run_at', 'max_retries', 'timeout_seconds', 'lane', 'priority',
-  'handler', 'overlap', 'misfire', 'catch_up_max', 'misfire_deadline_seconds',
-  'backoff_base_seconds', 'backoff_factor', 'backoff_max_seconds', 'backoff_jitter', 'payload',
-  'max_concurrency', 'concurrency_key', 'max_concurrency_per_key', 'rate_limit_limit', 'rate_limit_period_seconds',
-  'rate_limit_per_key', 'start_paused',
+  'form',
+  'name',
+  ...TARGET_ORDER,
+  'cron_expr',
+  'timezone',
+  'run_at',
+  'max_retries',
+  'timeout_seconds',
+  'lane',
+  'priority',
+  'handler',
+  'overlap',
+  'misfire',
+  'catch_up_max',
+  'misfire_deadline_seconds',
+  'backoff_base_seconds',
+  'backoff_factor',
+  'backoff_max_seconds',
+  'backoff_jitter',
+  'payload',
+  'max_concurrency',
+  'concurrency_key',
+  'max_concurrency_per_key',
+  'rate_limit_limit',
+  'rate_limit_period_seconds',
+  'rate_limit_per_key',
+  'start_paused',
 ];
 
 /** Fields under "Advanced": the section opens by itself when one of them has an error. */
 const ADVANCED: readonly JobField[] = [
-  'handler', 'payload', 'overlap', 'misfire', 'catch_up_max', 'misfire_deadline_seconds',
-  'backoff_base_seconds', 'backoff_factor', 'backoff_max_seconds', 'backoff_jitter', 'start_paused',
+  'handler',
+  'payload',
+  'overlap',
+  'misfire',
+  'catch_up_max',
+  'misfire_deadline_seconds',
+  'backoff_base_seconds',
+  'backoff_factor',
+  'backoff_max_seconds',
+  'backoff_jitter',
+  'start_paused',
 ];
 
 /** Fields under "Flow limits": the section opens by itself when one of them has an error or a value. */
 const LIMITS: readonly JobField[] = [
-  'max_concurrency', 'concurrency_key', 'max_concurrency_per_key', 'rate_limit_limit', 'rate_limit_period_seconds', 'rate_limit_per_key',
+  'max_concurrency',
+  'concurrency_key',
+  'max_concurrency_per_key',
+  'rate_limit_limit',
+  'rate_limit_period_seconds',
+  'rate_limit_per_key',
 ];
 
 const options = (values: readonly string[]): [string, string][] => values.map((v) => [v, v]);
@@ -124,13 +165,13 @@ export interface FormTarget {
 
 const CREATE: FormTarget = { action: '/jobs', submit: 'Create job', cancel: '/jobs', paused: 'Create paused' };
 
-export const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldErrors; preview: boolean; target?: FormTarget }> = ({
-  view,
-  values: v,
-  errors: e,
-  preview,
-  target = CREATE,
-}) => {
+export const JobForm: FC<{
+  view: View;
+  values: JobFormValues;
+  errors: FieldErrors;
+  preview: boolean;
+  target?: FormTarget;
+}> = ({ view, values: v, errors: e, preview, target = CREATE }) => {
   const problems = PAGE_ORDER.flatMap((field) => (e[field] === undefined ? [] : [[field, e[field]] as const]));
   return (
     <>
@@ -139,9 +180,7 @@ export const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldError
           <h2>{problems.length === 1 ? 'One problem to fix' : `${problems.length} problems to fix`}</h2>
           <ul>
             {problems.map(([field, message]) => (
-              <li>
-                {field === 'form' ? message : <a href={`#${fieldId(field)}`}>{withLabel(field, message)}</a>}
-              </li>
+              <li>{field === 'form' ? message : <a href={`#${fieldId(field)}`}>{withLabel(field, message)}</a>}</li>
             ))}
           </ul>
         </div>
@@ -151,16 +190,46 @@ export const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldError
         <fieldset>
           <legend>What to run</legend>
           <div class="stacked-fields">
-            <TextField name="name" label="Name" value={v.name} required error={e.name} hint="Unique among jobs; up to 200 characters." />
+            <TextField
+              name="name"
+              label="Name"
+              value={v.name}
+              required
+              error={e.name}
+              hint="Unique among jobs; up to 200 characters."
+            />
             <TargetFields values={v} errors={e} />
           </div>
         </fieldset>
         <fieldset>
           <legend>When</legend>
           <div class="field-row">
-            <TextField name="cron_expr" label="Cron expression" value={v.cron_expr} error={e.cron_expr} mono placeholder="*/5 * * * *" hint="5 fields, or 6 with leading seconds, or @hourly, @daily… Empty: manual only." />
-            <TextField name="timezone" label="Time zone" value={v.timezone} error={e.timezone} list="time-zones" hint="IANA name, e.g. Europe/Paris." />
-            <TextField name="run_at" label="Run once at" value={v.run_at} error={e.run_at} mono placeholder="2030-01-01T09:00:00Z" hint="Instead of a cron expression: an ISO 8601 instant with its offset. Empty for a cron or manual-only job." />
+            <TextField
+              name="cron_expr"
+              label="Cron expression"
+              value={v.cron_expr}
+              error={e.cron_expr}
+              mono
+              placeholder="*/5 * * * *"
+              hint="5 fields, or 6 with leading seconds, or @hourly, @daily… Empty: manual only."
+            />
+            <TextField
+              name="timezone"
+              label="Time zone"
+              value={v.timezone}
+              error={e.timezone}
+              list="time-zones"
+              hint="IANA name, e.g. Europe/Paris."
+            />
+            <TextField
+              name="run_at"
+              label="Run once at"
+              value={v.run_at}
+              error={e.run_at}
+              mono
+              placeholder="2030-01-01T09:00:00Z"
+              hint="Instead of a cron expression: an ISO 8601 instant with its offset. Empty for a cron or manual-only job."
+            />
           </div>
           <datalist id="time-zones">
             {timeZones().map((z) => (
@@ -176,45 +245,186 @@ export const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldError
         <fieldset>
           <legend>Retries and limits</legend>
           <div class="field-row">
-            <TextField name="max_retries" label="Retries" value={v.max_retries} error={e.max_retries} inputmode="numeric" hint="After the first attempt, 0–100." />
-            <TextField name="timeout_seconds" label="Timeout (seconds)" value={v.timeout_seconds} error={e.timeout_seconds} inputmode="numeric" hint="1–86400." />
-            <SelectField name="lane" label="Lane" value={v.lane} error={e.lane} options={[['', 'automatic (by timeout)'], ...options(LANES)]} />
-            <TextField name="priority" label="Priority" value={v.priority} error={e.priority} inputmode="numeric" hint="-100–100, higher first." />
+            <TextField
+              name="max_retries"
+              label="Retries"
+              value={v.max_retries}
+              error={e.max_retries}
+              inputmode="numeric"
+              hint="After the first attempt, 0–100."
+            />
+            <TextField
+              name="timeout_seconds"
+              label="Timeout (seconds)"
+              value={v.timeout_seconds}
+              error={e.timeout_seconds}
+              inputmode="numeric"
+              hint="1–86400."
+            />
+            <SelectField
+              name="lane"
+              label="Lane"
+              value={v.lane}
+              error={e.lane}
+              options={[['', 'automatic (by timeout)'], ...options(LANES)]}
+            />
+            <TextField
+              name="priority"
+              label="Priority"
+              value={v.priority}
+              error={e.priority}
+              inputmode="numeric"
+              hint="-100–100, higher first."
+            />
           </div>
         </fieldset>
         <details class="advanced" open={ADVANCED.some((f) => e[f] !== undefined) || undefined}>
           <summary>Advanced</summary>
           <div class="stacked-fields">
             <div class="field-row">
-              <TextField name="handler" label="Handler (instead of a command)" value={v.handler} error={e.handler} mono />
-              <SelectField name="overlap" label="Overlap" value={v.overlap} error={e.overlap} options={options(OVERLAP_POLICIES)} hint="When a run is due while the last one still runs." />
-              <SelectField name="misfire" label="Misfire policy" value={v.misfire} error={e.misfire} options={options(MISFIRE_POLICIES)} hint="Fire times missed while nothing ran." />
-              <TextField name="catch_up_max" label="Catch-up limit" value={v.catch_up_max} error={e.catch_up_max} inputmode="numeric" />
-              <TextField name="misfire_deadline_seconds" label="Misfire deadline (seconds)" value={v.misfire_deadline_seconds} error={e.misfire_deadline_seconds} inputmode="numeric" hint="Optional." />
+              <TextField
+                name="handler"
+                label="Handler (instead of a command)"
+                value={v.handler}
+                error={e.handler}
+                mono
+              />
+              <SelectField
+                name="overlap"
+                label="Overlap"
+                value={v.overlap}
+                error={e.overlap}
+                options={options(OVERLAP_POLICIES)}
+                hint="When a run is due while the last one still runs."
+              />
+              <SelectField
+                name="misfire"
+                label="Misfire policy"
+                value={v.misfire}
+                error={e.misfire}
+                options={options(MISFIRE_POLICIES)}
+                hint="Fire times missed while nothing ran."
+              />
+              <TextField
+                name="catch_up_max"
+                label="Catch-up limit"
+                value={v.catch_up_max}
+                error={e.catch_up_max}
+                inputmode="numeric"
+              />
+              <TextField
+                name="misfire_deadline_seconds"
+                label="Misfire deadline (seconds)"
+                value={v.misfire_deadline_seconds}
+                error={e.misfire_deadline_seconds}
+                inputmode="numeric"
+                hint="Optional."
+              />
             </div>
             <div class="field-row">
-              <TextField name="backoff_base_seconds" label="Backoff base (s)" value={v.backoff_base_seconds} error={e.backoff_base_seconds} inputmode="decimal" />
-              <TextField name="backoff_factor" label="Backoff factor" value={v.backoff_factor} error={e.backoff_factor} inputmode="decimal" />
-              <TextField name="backoff_max_seconds" label="Backoff ceiling (s)" value={v.backoff_max_seconds} error={e.backoff_max_seconds} inputmode="decimal" />
-              <SelectField name="backoff_jitter" label="Jitter" value={v.backoff_jitter} error={e.backoff_jitter} options={[['full', 'full'], ['none', 'none']]} />
+              <TextField
+                name="backoff_base_seconds"
+                label="Backoff base (s)"
+                value={v.backoff_base_seconds}
+                error={e.backoff_base_seconds}
+                inputmode="decimal"
+              />
+              <TextField
+                name="backoff_factor"
+                label="Backoff factor"
+                value={v.backoff_factor}
+                error={e.backoff_factor}
+                inputmode="decimal"
+              />
+              <TextField
+                name="backoff_max_seconds"
+                label="Backoff ceiling (s)"
+                value={v.backoff_max_seconds}
+                error={e.backoff_max_seconds}
+                inputmode="decimal"
+              />
+              <SelectField
+                name="backoff_jitter"
+                label="Jitter"
+                value={v.backoff_jitter}
+                error={e.backoff_jitter}
+                options={[
+                  ['full', 'full'],
+                  ['none', 'none'],
+                ]}
+              />
             </div>
-            <TextArea name="payload" label="Payload (JSON)" value={v.payload} error={e.payload} hint="Passed to the command as JOB_PAYLOAD. At most 64 KiB." />
-            <CheckField name="start_paused" label={target.paused} checked={v.start_paused !== ''} error={e.start_paused} />
+            <TextArea
+              name="payload"
+              label="Payload (JSON)"
+              value={v.payload}
+              error={e.payload}
+              hint="Passed to the command as JOB_PAYLOAD. At most 64 KiB."
+            />
+            <CheckField
+              name="start_paused"
+              label={target.paused}
+              checked={v.start_paused !== ''}
+              error={e.start_paused}
+            />
           </div>
         </details>
         <details class="advanced" open={LIMITS.some((f) => e[f] !== undefined || v[f] !== '') || undefined}>
           <summary>Flow limits</summary>
           <div class="stacked-fields">
-            <p class="hint">Attempts held back by a limit wait in order, without delaying other jobs. Leave empty for no limit.</p>
+            <p class="hint">
+              Attempts held back by a limit wait in order, without delaying other jobs. Leave empty for no limit.
+            </p>
             <div class="field-row">
-              <TextField name="max_concurrency" label="Max concurrency" value={v.max_concurrency} error={e.max_concurrency} inputmode="numeric" hint="At most this many run at once, across all workers (1–10000)." />
-              <TextField name="concurrency_key" label="Concurrency key" value={v.concurrency_key} error={e.concurrency_key} mono placeholder="/tenant" hint="JSON Pointer into the payload; attempts with the same value there share the per-key limits." />
-              <TextField name="max_concurrency_per_key" label="Max per key" value={v.max_concurrency_per_key} error={e.max_concurrency_per_key} inputmode="numeric" hint="At most this many per key value at once (1–10000)." />
+              <TextField
+                name="max_concurrency"
+                label="Max concurrency"
+                value={v.max_concurrency}
+                error={e.max_concurrency}
+                inputmode="numeric"
+                hint="At most this many run at once, across all workers (1–10000)."
+              />
+              <TextField
+                name="concurrency_key"
+                label="Concurrency key"
+                value={v.concurrency_key}
+                error={e.concurrency_key}
+                mono
+                placeholder="/tenant"
+                hint="JSON Pointer into the payload; attempts with the same value there share the per-key limits."
+              />
+              <TextField
+                name="max_concurrency_per_key"
+                label="Max per key"
+                value={v.max_concurrency_per_key}
+                error={e.max_concurrency_per_key}
+                inputmode="numeric"
+                hint="At most this many per key value at once (1–10000)."
+              />
             </div>
             <div class="field-row">
-              <TextField name="rate_limit_limit" label="Rate limit (starts)" value={v.rate_limit_limit} error={e.rate_limit_limit} inputmode="numeric" hint="At most this many start per period (1–10000)." />
-              <TextField name="rate_limit_period_seconds" label="Rate period (seconds)" value={v.rate_limit_period_seconds} error={e.rate_limit_period_seconds} inputmode="numeric" hint="1–86400." />
-              <CheckField name="rate_limit_per_key" label="Rate limit per key value" checked={v.rate_limit_per_key !== ''} error={e.rate_limit_per_key} />
+              <TextField
+                name="rate_limit_limit"
+                label="Rate limit (starts)"
+                value={v.rate_limit_limit}
+                error={e.rate_limit_limit}
+                inputmode="numeric"
+                hint="At most this many start per period (1–10000)."
+              />
+              <TextField
+                name="rate_limit_period_seconds"
+                label="Rate period (seconds)"
+                value={v.rate_limit_period_seconds}
+                error={e.rate_limit_period_seconds}
+                inputmode="numeric"
+                hint="1–86400."
+              />
+              <CheckField
+                name="rate_limit_per_key"
+                label="Rate limit per key value"
+                checked={v.rate_limit_per_key !== ''}
+                error={e.rate_limit_per_key}
+              />
             </div>
           </div>
         </details>
@@ -232,16 +442,27 @@ export const JobForm: FC<{ view: View; values: JobFormValues; errors: FieldError
   );
 };
 
-async function renderForm(r: DashRequest, values: JobFormValues, errors: FieldErrors, status: 200 | 400 | 409, preview = false, lost = false) {
+async function renderForm(
+  r: DashRequest,
+  values: JobFormValues,
+  errors: FieldErrors,
+  status: 200 | 400 | 409,
+  preview = false,
+  lost = false,
+) {
   return renderPage(r.c, r.view, {
     title: Object.keys(errors).length > 0 ? 'Error: new job' : 'New job',
     status,
     body: (
       <>
-        <PageHeader title="New job" subtitle="Schedule a command with cron, run it once at a given time, or only by hand." />
+        <PageHeader
+          title="New job"
+          subtitle="Schedule a command with cron, run it once at a given time, or only by hand."
+        />
         {lost && (
           <p class="flash flash-error" role="alert">
-            The form you were filling in is no longer here (a refused form is kept for an hour, in the browser that sent it). Start again below.
+            The form you were filling in is no longer here (a refused form is kept for an hour, in the browser that sent
+            it). Start again below.
           </p>
         )}
         <JobForm view={r.view} values={values} errors={errors} preview={preview} />
@@ -262,7 +483,13 @@ export async function newJobPage(r: DashRequest): Promise<Response> {
 }
 
 /** Post/Redirect/Get: the form again at /jobs/new?draft=…, or in place when the draft is too large for a cookie. */
-function showAgain(r: DashRequest, values: JobFormValues, errors: FieldErrors, status: 200 | 400 | 409, preview = false) {
+function showAgain(
+  r: DashRequest,
+  values: JobFormValues,
+  errors: FieldErrors,
+  status: 200 | 400 | 409,
+  preview = false,
+) {
   const id = newDraftId();
   const sealed = sealDraft(r.keys, { id, values, errors, preview });
   if (sealed === null) return renderForm(r, values, errors, status, preview);

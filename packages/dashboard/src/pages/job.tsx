@@ -2,11 +2,31 @@
  * @module dashboard/pages/job — `/jobs/:id`: a job's settings, upcoming fire times and recent executions (live),
  * and `/jobs/:id/delete`, the confirmation page that makes deleting a two-step action without JS.
  */
-import { isLimited, maskChange, nextFireTimes, NotFoundError, parseCron, type FlowJobState, type Job, type JobVersion } from '@jobs/core';
+import {
+  isLimited,
+  maskChange,
+  nextFireTimes,
+  NotFoundError,
+  parseCron,
+  type FlowJobState,
+  type Job,
+  type JobVersion,
+} from '@jobs/core';
 import type { FC } from 'hono/jsx';
 import { formatDuration, formatJson } from '../format';
 import { renderLive, renderPage } from '../render';
-import { ActionButton, ExecutionRow, JobActions, Pre, Schedule, Status, Table, When, ZonedTime, executionHeaders } from '../ui/components';
+import {
+  ActionButton,
+  ExecutionRow,
+  JobActions,
+  Pre,
+  Schedule,
+  Status,
+  Table,
+  When,
+  ZonedTime,
+  executionHeaders,
+} from '../ui/components';
 import { PageHeader } from '../ui/layout';
 import { TargetDetails } from '../ui/target';
 import { can, type DashRequest } from '../view';
@@ -15,7 +35,8 @@ const RECENT = 20;
 /** Versions the job page lists (GET /api/v1/jobs/{id}/versions has up to 1,000). */
 const VERSIONS_SHOWN = 20;
 
-const value = (v: unknown) => (v === null || v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v));
+const value = (v: unknown) =>
+  v === null || v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v);
 
 /** Who changed the definition, when, and what. */
 const Versions: FC<{ versions: JobVersion[]; now: Date }> = ({ versions, now }) => (
@@ -23,7 +44,12 @@ const Versions: FC<{ versions: JobVersion[]; now: Date }> = ({ versions, now }) 
     <h2 id="versions-heading" class="panel-title">
       Version history
     </h2>
-    <Table caption="Versions of this job, newest first" headers={['Version', 'When', 'Who', 'What changed']} rows={versions.length} empty="No versions recorded.">
+    <Table
+      caption="Versions of this job, newest first"
+      headers={['Version', 'When', 'Who', 'What changed']}
+      rows={versions.length}
+      empty="No versions recorded."
+    >
       {versions.slice(0, VERSIONS_SHOWN).map((v) => (
         <tr>
           <td>v{v.version}</td>
@@ -85,10 +111,15 @@ const Settings: FC<{ job: Job; now: Date }> = ({ job, now }) => (
       <Pre text={formatJson(job.payload)} label="Payload" />
     </dd>
     <dt>Retries</dt>
-    <dd>{job.maxRetries === 0 ? 'none: a failed attempt goes straight to the dead letter queue' : `up to ${job.maxRetries} after the first attempt`}</dd>
+    <dd>
+      {job.maxRetries === 0
+        ? 'none: a failed attempt goes straight to the dead letter queue'
+        : `up to ${job.maxRetries} after the first attempt`}
+    </dd>
     <dt>Backoff</dt>
     <dd>
-      {formatDuration(job.backoff.baseMs)} × {job.backoff.factor}^n, at most {formatDuration(job.backoff.maxMs)}, jitter {job.backoff.jitter}
+      {formatDuration(job.backoff.baseMs)} × {job.backoff.factor}^n, at most {formatDuration(job.backoff.maxMs)}, jitter{' '}
+      {job.backoff.jitter}
     </dd>
     <dt>Timeout</dt>
     <dd>{formatDuration(job.timeoutMs)}</dd>
@@ -135,7 +166,9 @@ const Limits: FC<{ job: Job; state: FlowJobState | null; now: Date }> = ({ job, 
         <dt>Per key</dt>
         <dd>
           {l.maxConcurrencyPerKey === null ? 'no per-key limit' : `at most ${l.maxConcurrencyPerKey} per value of `}
-          {l.concurrencyKey !== null && <code>{l.concurrencyKey === '' ? '(the whole payload)' : l.concurrencyKey}</code>}
+          {l.concurrencyKey !== null && (
+            <code>{l.concurrencyKey === '' ? '(the whole payload)' : l.concurrencyKey}</code>
+          )}
         </dd>
         <dt>Rate</dt>
         <dd>
@@ -145,7 +178,13 @@ const Limits: FC<{ job: Job; state: FlowJobState | null; now: Date }> = ({ job, 
           {state?.rate && (
             <span class="muted">
               {' '}
-              ({state.rate.inWindow} in the window{state.rate.nextStartAt && <>, next start <When at={state.rate.nextStartAt} now={now} /></>})
+              ({state.rate.inWindow} in the window
+              {state.rate.nextStartAt && (
+                <>
+                  , next start <When at={state.rate.nextStartAt} now={now} />
+                </>
+              )}
+              )
             </span>
           )}
         </dd>
@@ -157,7 +196,8 @@ const Limits: FC<{ job: Job; state: FlowJobState | null; now: Date }> = ({ job, 
           {w && w.maxConcurrency + w.maxConcurrencyPerKey + w.rateLimit > 0 && (
             <span class="muted">
               {' '}
-              ({w.maxConcurrency} for the job limit, {w.maxConcurrencyPerKey} for their key's, {w.rateLimit} for the rate window)
+              ({w.maxConcurrency} for the job limit, {w.maxConcurrencyPerKey} for their key's, {w.rateLimit} for the
+              rate window)
             </span>
           )}
         </dd>
@@ -255,7 +295,12 @@ export async function jobPage(r: DashRequest): Promise<Response> {
     <>
       {limited && <Limits job={job} state={flow[0] ?? null} now={now} />}
       <h2 id="recent-heading">Recent executions</h2>
-      <Table caption={`Recent executions of ${job.name}`} headers={executionHeaders({ output: true })} rows={executions.length} empty="No executions yet. Run it now, or wait for its schedule.">
+      <Table
+        caption={`Recent executions of ${job.name}`}
+        headers={executionHeaders({ output: true })}
+        rows={executions.length}
+        empty="No executions yet. Run it now, or wait for its schedule."
+      >
         {executions.map((e) => (
           <ExecutionRow e={e} now={now} output />
         ))}
@@ -273,7 +318,9 @@ export async function deleteJobPage(r: DashRequest): Promise<Response> {
   const body = (
     <div class="panel confirm">
       <h1>Delete “{job.name}”?</h1>
-      <p>The job stops: no further runs. Its queued and running executions are cancelled (running commands are killed).</p>
+      <p>
+        The job stops: no further runs. Its queued and running executions are cancelled (running commands are killed).
+      </p>
       <p>Its history stays readable under Executions, and its name can be used again.</p>
       <div class="button-row">
         <ActionButton view={r.view} action={`/jobs/${job.id}/delete`} label="Delete job" tone="danger" />

@@ -17,7 +17,11 @@ const FILTERS: [value: string, label: string][] = [
 const StatusFilter: FC<{ current: string }> = ({ current }) => (
   <nav class="button-row filters" aria-label="Filter jobs by status">
     {FILTERS.map(([value, label]) => (
-      <a class="btn btn-small" href={value ? `/jobs?status=${value}` : '/jobs'} aria-current={current === value ? 'page' : undefined}>
+      <a
+        class="btn btn-small"
+        href={value ? `/jobs?status=${value}` : '/jobs'}
+        aria-current={current === value ? 'page' : undefined}
+      >
         {label}
       </a>
     ))}
@@ -28,10 +32,16 @@ export async function jobsPage(r: DashRequest): Promise<Response> {
   const q = r.c.req.query();
   const status = q.status === 'active' || q.status === 'paused' ? q.status : undefined;
   const before = q.before && /^[1-9][0-9]{0,17}$/.test(q.before) ? q.before : undefined;
-  const page = await keysetPage((n) => r.deps.store.jobList({ status, before, limit: n }), PAGE_SIZE, (job) => job);
+  const page = await keysetPage(
+    (n) => r.deps.store.jobList({ status, before, limit: n }),
+    PAGE_SIZE,
+    (job) => job,
+  );
   const outcomes = await r.deps.store.executionLastOutcomes(page.data.map((j) => j.id));
   // Back to this very page after an action on a row (same filter, same page of results).
-  const back = new URLSearchParams(Object.entries({ status, before }).filter((kv): kv is [string, string] => kv[1] !== undefined));
+  const back = new URLSearchParams(
+    Object.entries({ status, before }).filter((kv): kv is [string, string] => kv[1] !== undefined),
+  );
   const returnTo = r.c.req.path + (back.size > 0 ? `?${back}` : '');
   const now = r.view.now;
   // Back from Run now, Pause or Resume on a row still listed: focus returns to that row's control.
@@ -47,7 +57,13 @@ export async function jobsPage(r: DashRequest): Promise<Response> {
         rows={page.data.length}
         empty={
           <>
-            No jobs{status ? ` with status ${status}` : ''} yet.{can(r.view, 'admin') && <> <a href="/jobs/new">Create one</a>.</>}
+            No jobs{status ? ` with status ${status}` : ''} yet.
+            {can(r.view, 'admin') && (
+              <>
+                {' '}
+                <a href="/jobs/new">Create one</a>.
+              </>
+            )}
           </>
         }
       >
@@ -83,7 +99,13 @@ export async function jobsPage(r: DashRequest): Promise<Response> {
                 )}
               </Cell>
               <Cell label="Actions">
-                <JobActions view={r.view} job={job} returnTo={returnTo} small focus={focusRow?.job === job.id ? focusRow.control : undefined} />
+                <JobActions
+                  view={r.view}
+                  job={job}
+                  returnTo={returnTo}
+                  small
+                  focus={focusRow?.job === job.id ? focusRow.control : undefined}
+                />
               </Cell>
             </tr>
           );

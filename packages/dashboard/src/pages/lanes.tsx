@@ -9,7 +9,10 @@ import { ActionButton, Cell, Status, Table, When } from '../ui/components';
 import { PageHeader } from '../ui/layout';
 import { can, type DashRequest } from '../view';
 
-const LANE_WORDS: Record<Lane, string> = { short: 'short work, on Lambda or containers', long: 'long work, on containers' };
+const LANE_WORDS: Record<Lane, string> = {
+  short: 'short work, on Lambda or containers',
+  long: 'long work, on containers',
+};
 
 export async function lanesPage(r: DashRequest): Promise<Response> {
   const [lanes, stats, depth, flow] = await Promise.all([
@@ -26,7 +29,12 @@ export async function lanesPage(r: DashRequest): Promise<Response> {
   const operate = can(r.view, 'operate');
   const live = (
     <>
-      <Table caption="Lanes" headers={['Lane', 'State', 'Queued', 'Running', 'Ready in Redis', 'Delayed', ...(operate ? ['Action'] : [])]} rows={lanes.length} empty="No lanes.">
+      <Table
+        caption="Lanes"
+        headers={['Lane', 'State', 'Queued', 'Running', 'Ready in Redis', 'Delayed', ...(operate ? ['Action'] : [])]}
+        rows={lanes.length}
+        empty="No lanes."
+      >
         {lanes
           .filter((l) => (LANES as readonly string[]).includes(l.lane))
           .map((l) => (
@@ -49,7 +57,13 @@ export async function lanesPage(r: DashRequest): Promise<Response> {
               <Cell label="Delayed">{depth[l.lane].delayed}</Cell>
               {operate && (
                 <Cell label="Action">
-                  <ActionButton view={r.view} action={`/lanes/${l.lane}/${l.paused ? 'resume' : 'pause'}`} label={l.paused ? `Resume ${l.lane}` : `Pause ${l.lane}`} tone={l.paused ? 'primary' : 'plain'} small />
+                  <ActionButton
+                    view={r.view}
+                    action={`/lanes/${l.lane}/${l.paused ? 'resume' : 'pause'}`}
+                    label={l.paused ? `Resume ${l.lane}` : `Pause ${l.lane}`}
+                    tone={l.paused ? 'primary' : 'plain'}
+                    small
+                  />
                 </Cell>
               )}
             </tr>
@@ -80,7 +94,12 @@ export async function lanesPage(r: DashRequest): Promise<Response> {
   return renderLive(r, {
     title: 'Lanes',
     label: 'Lanes and limits',
-    before: <PageHeader title="Lanes" subtitle="A paused lane starts nothing new: triggers are still accepted and running attempts finish." />,
+    before: (
+      <PageHeader
+        title="Lanes"
+        subtitle="A paused lane starts nothing new: triggers are still accepted and running attempts finish."
+      />
+    ),
     live,
   });
 }

@@ -87,7 +87,13 @@ export async function loginSubmit(r: DashRequest): Promise<Response> {
     const seconds = Math.max(1, Math.ceil(resetsInMs / 1000));
     r.deps.logger.warn({ event: 'dashboard.login_limited', request_id: r.view.requestId, source });
     r.c.header('Retry-After', String(seconds));
-    return renderError(r.c, r.view, 429, `Too many failed sign-ins from your address. Try again in ${seconds} seconds.`, { href: '/login', label: 'Sign in' });
+    return renderError(
+      r.c,
+      r.view,
+      429,
+      `Too many failed sign-ins from your address. Try again in ${seconds} seconds.`,
+      { href: '/login', label: 'Sign in' },
+    );
   }
   const key = r.form.get('key') ?? '';
   const found = key.length > 0 && key.length <= MAX_KEY_LENGTH ? keyMatcher(r.keys.keys)(key) : null;
@@ -95,14 +101,26 @@ export async function loginSubmit(r: DashRequest): Promise<Response> {
   if (!found) {
     r.deps.logger.warn({ event: 'dashboard.login_failed', request_id: r.view.requestId, source });
     // The attempt is recorded under no key name: what was typed may be a key (of another system) or a password.
-    await r.deps.store.signInFailed(limit, { ...actor('(unknown)'), action: 'session.sign_in', target: 'session', outcome: 'refused', changes: null });
+    await r.deps.store.signInFailed(limit, {
+      ...actor('(unknown)'),
+      action: 'session.sign_in',
+      target: 'session',
+      outcome: 'refused',
+      changes: null,
+    });
     setFlash(r.c, key.length === 0 ? 'login-empty' : 'login-failed');
     return r.c.redirect(loginPath(next), 303);
   }
   const { token, cookie } = newSessionToken();
   const hash = tokenHash(token);
   await r.deps.store.sessionInsert(
-    { tokenHash: hash, keyName: found.name, keyFingerprint: keyFingerprint(found.key), source: sourceAddress(r.c), expiresAt: new Date(r.view.now.getTime() + SESSION_TTL_MS) },
+    {
+      tokenHash: hash,
+      keyName: found.name,
+      keyFingerprint: keyFingerprint(found.key),
+      source: sourceAddress(r.c),
+      expiresAt: new Date(r.view.now.getTime() + SESSION_TTL_MS),
+    },
     { ...actor(found.name), action: 'session.sign_in', target: sessionTarget(hash), outcome: 'ok', changes: null },
   );
   writeCookie(r.c, 'session', cookie);
@@ -118,7 +136,13 @@ export function sessionTarget(hash: Buffer): string {
 export async function logout(r: DashRequest): Promise<Response> {
   if (r.session) {
     const actor = actorOf(r.c, { name: r.session.key.name, role: r.session.key.role });
-    await r.deps.store.sessionEnd(r.session.tokenHash, { ...actor, action: 'session.sign_out', target: sessionTarget(r.session.tokenHash), outcome: 'ok', changes: null });
+    await r.deps.store.sessionEnd(r.session.tokenHash, {
+      ...actor,
+      action: 'session.sign_out',
+      target: sessionTarget(r.session.tokenHash),
+      outcome: 'ok',
+      changes: null,
+    });
   }
   clearCookie(r.c, 'session');
   clearCookie(r.c, 'draft');

@@ -53,7 +53,10 @@ export async function overviewPage(r: DashRequest): Promise<Response> {
       <h2 id="now-heading">Right now</h2>
       <ul class="cards" aria-labelledby="now-heading">
         <Card value={stats.queuedDue} label="due and waiting for a worker" href="/executions?status=queued" />
-        <Card value={stats.oldestQueuedAgeMs === null ? '—' : formatDuration(stats.oldestQueuedAgeMs)} label="longest wait of those" />
+        <Card
+          value={stats.oldestQueuedAgeMs === null ? '—' : formatDuration(stats.oldestQueuedAgeMs)}
+          label="longest wait of those"
+        />
         <Card
           value={workers.length}
           label={`active workers: ${inFlight} of ${plural(capacity, 'slot', 'slots')} busy at their last heartbeat`}
@@ -61,14 +64,21 @@ export async function overviewPage(r: DashRequest): Promise<Response> {
         />
         <Card value={finishedHour} label="finished in the last hour" />
         <Card value={formatPercent(failedHour, finishedHour)} label="failed or dead, last hour" />
-        <Card value={stats.durationMs.p50 === null ? '—' : formatDuration(stats.durationMs.p50)} label="median duration (p50)" />
+        <Card
+          value={stats.durationMs.p50 === null ? '—' : formatDuration(stats.durationMs.p50)}
+          label="median duration (p50)"
+        />
         <Card value={stats.durationMs.p95 === null ? '—' : formatDuration(stats.durationMs.p95)} label="p95 duration" />
       </ul>
 
       <h2 id="status-heading">Executions by status</h2>
       <ul class="cards" aria-labelledby="status-heading">
         {EXECUTION_STATUSES.map((s) => (
-          <Card value={stats.counts[s]} label={statusLabel(s, stats.counts.queued - stats.queuedDue)} href={`/executions?status=${s}`} />
+          <Card
+            value={stats.counts[s]}
+            label={statusLabel(s, stats.counts.queued - stats.queuedDue)}
+            href={`/executions?status=${s}`}
+          />
         ))}
       </ul>
       <p class="hint">
@@ -99,13 +109,27 @@ export async function overviewPage(r: DashRequest): Promise<Response> {
           <thead>
             <tr>
               <th scope="col">Lane</th>
-              <th scope="col" class="num">Ready</th>
-              <th scope="col" class="num">Delayed</th>
-              <th scope="col" class="num">Leased</th>
-              <th scope="col" class="num">Dead-lettered</th>
-              <th scope="col" class="num">Queued</th>
-              <th scope="col" class="num">Retrying</th>
-              <th scope="col" class="num">Running</th>
+              <th scope="col" class="num">
+                Ready
+              </th>
+              <th scope="col" class="num">
+                Delayed
+              </th>
+              <th scope="col" class="num">
+                Leased
+              </th>
+              <th scope="col" class="num">
+                Dead-lettered
+              </th>
+              <th scope="col" class="num">
+                Queued
+              </th>
+              <th scope="col" class="num">
+                Retrying
+              </th>
+              <th scope="col" class="num">
+                Running
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -114,13 +138,27 @@ export async function overviewPage(r: DashRequest): Promise<Response> {
                 <Cell label="Lane">
                   <strong>{lane}</strong>
                 </Cell>
-                <Cell label="Ready" class="num">{depth?.[lane].ready ?? '?'}</Cell>
-                <Cell label="Delayed" class="num">{depth?.[lane].delayed ?? '?'}</Cell>
-                <Cell label="Leased" class="num">{depth?.[lane].running ?? '?'}</Cell>
-                <Cell label="Dead-lettered" class="num">{depth?.[lane].dead ?? '?'}</Cell>
-                <Cell label="Queued" class="num">{stats.byLane[lane].queued}</Cell>
-                <Cell label="Retrying" class="num">{stats.byLane[lane].retrying}</Cell>
-                <Cell label="Running" class="num">{stats.byLane[lane].running}</Cell>
+                <Cell label="Ready" class="num">
+                  {depth?.[lane].ready ?? '?'}
+                </Cell>
+                <Cell label="Delayed" class="num">
+                  {depth?.[lane].delayed ?? '?'}
+                </Cell>
+                <Cell label="Leased" class="num">
+                  {depth?.[lane].running ?? '?'}
+                </Cell>
+                <Cell label="Dead-lettered" class="num">
+                  {depth?.[lane].dead ?? '?'}
+                </Cell>
+                <Cell label="Queued" class="num">
+                  {stats.byLane[lane].queued}
+                </Cell>
+                <Cell label="Retrying" class="num">
+                  {stats.byLane[lane].retrying}
+                </Cell>
+                <Cell label="Running" class="num">
+                  {stats.byLane[lane].running}
+                </Cell>
               </tr>
             ))}
           </tbody>
@@ -132,7 +170,8 @@ export async function overviewPage(r: DashRequest): Promise<Response> {
         </p>
       )}
       <p class="hint">
-        Ready, delayed (due later), leased and dead-lettered come from Redis; queued, retrying and running from PostgreSQL.{' '}
+        Ready, delayed (due later), leased and dead-lettered come from Redis; queued, retrying and running from
+        PostgreSQL.{' '}
         {stats.counts.dead > 0 && (
           <>
             <Status status="dead" /> <a href="/dead">Review the dead letter queue</a>.

@@ -14,7 +14,8 @@ export async function workersPage(r: DashRequest): Promise<Response> {
   const live = (
     <>
       <p>
-        {workers.length === 1 ? '1 active worker' : `${workers.length} active workers`}, {busy} of {capacity} slots busy.
+        {workers.length === 1 ? '1 active worker' : `${workers.length} active workers`}, {busy} of {capacity} slots
+        busy.
       </p>
       <Table
         caption="Active workers"
@@ -33,7 +34,12 @@ export async function workersPage(r: DashRequest): Promise<Response> {
             </Cell>
             <Cell label="Lanes">{w.lanes.join(', ')}</Cell>
             <Cell label="In flight">
-              <meter min={0} max={Math.max(1, w.concurrency)} value={w.inFlight} aria-label={`${w.inFlight} of ${w.concurrency} slots busy`}></meter>{' '}
+              <meter
+                min={0}
+                max={Math.max(1, w.concurrency)}
+                value={w.inFlight}
+                aria-label={`${w.inFlight} of ${w.concurrency} slots busy`}
+              ></meter>{' '}
               {w.inFlight} / {w.concurrency}
             </Cell>
             <Cell label="Heartbeat">
@@ -49,7 +55,9 @@ export async function workersPage(r: DashRequest): Promise<Response> {
   return renderLive(r, {
     title: 'Workers',
     label: 'Active workers',
-    before: <PageHeader title="Workers" subtitle="Processes that drain the queue: local, container and Lambda workers." />,
+    before: (
+      <PageHeader title="Workers" subtitle="Processes that drain the queue: local, container and Lambda workers." />
+    ),
     live,
   });
 }

@@ -11,7 +11,13 @@ const H = 100;
 
 const hhmm = (d: Date) => d.toISOString().slice(11, 16);
 
-const Frame: FC<{ id: string; caption: string; top: string; minutes: MinuteOutcomes[]; children: unknown }> = ({ id, caption, top, minutes, children }) => (
+const Frame: FC<{ id: string; caption: string; top: string; minutes: MinuteOutcomes[]; children: unknown }> = ({
+  id,
+  caption,
+  top,
+  minutes,
+  children,
+}) => (
   <figure class="chart">
     <div class="chart-top muted">
       <small>{top}</small>
@@ -43,7 +49,15 @@ export const ThroughputChart: FC<{ minutes: MinuteOutcomes[] }> = ({ minutes }) 
           if (n === 0) return null;
           const h = (n / max) * (H - 4);
           y -= h;
-          return <rect class={cls} x={(i * step + 0.5).toFixed(2)} y={y.toFixed(2)} width={Math.max(1, step - 1).toFixed(2)} height={h.toFixed(2)} />;
+          return (
+            <rect
+              class={cls}
+              x={(i * step + 0.5).toFixed(2)}
+              y={y.toFixed(2)}
+              width={Math.max(1, step - 1).toFixed(2)}
+              height={h.toFixed(2)}
+            />
+          );
         };
         return (
           <g>
@@ -73,7 +87,15 @@ export const FailureRateChart: FC<{ minutes: MinuteOutcomes[] }> = ({ minutes })
         return (
           <g>
             <title>{`${hhmm(m.minute)} UTC: ${m.failed + m.dead} of ${n} failed (${formatPercent(m.failed + m.dead, n)})`}</title>
-            {h > 0 && <rect class="bar-rate" x={(i * step + 0.5).toFixed(2)} y={(H - h).toFixed(2)} width={Math.max(1, step - 1).toFixed(2)} height={h.toFixed(2)} />}
+            {h > 0 && (
+              <rect
+                class="bar-rate"
+                x={(i * step + 0.5).toFixed(2)}
+                y={(H - h).toFixed(2)}
+                width={Math.max(1, step - 1).toFixed(2)}
+                height={h.toFixed(2)}
+              />
+            )}
           </g>
         );
       })}

@@ -20,7 +20,8 @@ const focusProps = (on: boolean) => (on ? { autofocus: true, describedBy: 'flash
 export const CsrfField: FC<{ view: View }> = ({ view }) => <input type="hidden" name="_csrf" value={view.csrf} />;
 
 /** Status as text in a coloured badge (the text carries the meaning; colour only helps). */
-export const statusHtml = (status: ExecutionStatus | Job['status']) => markup`<span class="badge st-${status}">${status}</span>`;
+export const statusHtml = (status: ExecutionStatus | Job['status']) =>
+  markup`<span class="badge st-${status}">${status}</span>`;
 export const Status: FC<{ status: ExecutionStatus | Job['status'] }> = ({ status }) => statusHtml(status);
 
 /** A relative time ("12 s ago") with the exact instant in `datetime` and `title`; a dash for none. */
@@ -31,7 +32,8 @@ export function whenHtml(at: Date | null, now: Date, exact?: boolean): HtmlEscap
     ? markup`<span><time datetime="${isoString(at)}">${absolute}</time> <span class="muted nowrap">(${formatRelative(at, now)})</span></span>`
     : markup`<time datetime="${isoString(at)}" title="${absolute}">${formatRelative(at, now)}</time>`;
 }
-export const When: FC<{ at: Date | null; now: Date; exact?: boolean }> = ({ at, now, exact }) => whenHtml(at, now, exact);
+export const When: FC<{ at: Date | null; now: Date; exact?: boolean }> = ({ at, now, exact }) =>
+  whenHtml(at, now, exact);
 
 /** A fire time as the zone's wall time, then in UTC; each part stays on one line (no break inside a date). */
 export const ZonedTime: FC<{ at: Date; zone: string }> = ({ at, zone }) => (
@@ -81,7 +83,12 @@ export const ActionButton: FC<{
     {Object.entries(fields ?? {}).map(([name, value]) => (
       <input type="hidden" name={name} value={value} />
     ))}
-    <button type="submit" class={`btn btn-${tone}${small ? ' btn-small' : ''}`} aria-describedby={describedBy} autofocus={autofocus || undefined}>
+    <button
+      type="submit"
+      class={`btn btn-${tone}${small ? ' btn-small' : ''}`}
+      aria-describedby={describedBy}
+      autofocus={autofocus || undefined}
+    >
       {label}
     </button>
   </form>
@@ -91,13 +98,13 @@ export const ActionButton: FC<{
  * The job's actions: run now, pause or resume, delete (a link to a confirmation page, which works without JS).
  * `focus`: the control that takes focus back after its action (described by the flash saying what happened).
  */
-export const JobActions: FC<{ view: View; job: Job; returnTo: string; small?: boolean; focus?: 'trigger' | 'toggle' }> = ({
-  view,
-  job,
-  returnTo,
-  small,
-  focus,
-}) =>
+export const JobActions: FC<{
+  view: View;
+  job: Job;
+  returnTo: string;
+  small?: boolean;
+  focus?: 'trigger' | 'toggle';
+}> = ({ view, job, returnTo, small, focus }) =>
   // Only what the viewer's role may do (the server refuses the rest anyway).
   !can(view, 'operate') ? null : (
     <div class="button-row" role="group" aria-label={`Actions for ${job.name}`}>
@@ -111,9 +118,23 @@ export const JobActions: FC<{ view: View; job: Job; returnTo: string; small?: bo
         {...focusProps(focus === 'trigger')}
       />
       {job.status === 'active' ? (
-        <ActionButton view={view} action={`/jobs/${job.id}/pause`} label="Pause" returnTo={returnTo} small={small} {...focusProps(focus === 'toggle')} />
+        <ActionButton
+          view={view}
+          action={`/jobs/${job.id}/pause`}
+          label="Pause"
+          returnTo={returnTo}
+          small={small}
+          {...focusProps(focus === 'toggle')}
+        />
       ) : (
-        <ActionButton view={view} action={`/jobs/${job.id}/resume`} label="Resume" returnTo={returnTo} small={small} {...focusProps(focus === 'toggle')} />
+        <ActionButton
+          view={view}
+          action={`/jobs/${job.id}/resume`}
+          label="Resume"
+          returnTo={returnTo}
+          small={small}
+          {...focusProps(focus === 'toggle')}
+        />
       )}
       {can(view, 'admin') && (
         <a class={`btn btn-danger-link${small ? ' btn-small' : ''}`} href={`/jobs/${job.id}/delete`}>
@@ -158,7 +179,9 @@ export const Cell: FC<PropsWithChildren<{ label: string; class?: string }>> = ({
 
 /** Cell as a template, for rows made of templates. */
 export const cellHtml = (label: string, content: unknown, cls?: string) =>
-  cls === undefined ? markup`<td data-label="${label}">${content}</td>` : markup`<td data-label="${label}" class="${cls}">${content}</td>`;
+  cls === undefined
+    ? markup`<td data-label="${label}">${content}</td>`
+    : markup`<td data-label="${label}" class="${cls}">${content}</td>`;
 
 /** A table that becomes one card per row on narrow screens; `caption` names it for assistive technology. */
 export const Table: FC<PropsWithChildren<{ caption: string; headers: string[]; empty?: Child; rows: number }>> = ({
@@ -187,7 +210,11 @@ export const Table: FC<PropsWithChildren<{ caption: string; headers: string[]; e
   );
 
 /** "Older →" for keyset pages: the same query with `before` set to the last id of this page. */
-export const Pager: FC<{ path: string; params: Record<string, string | undefined>; next: string | null }> = ({ path, params, next }) => {
+export const Pager: FC<{ path: string; params: Record<string, string | undefined>; next: string | null }> = ({
+  path,
+  params,
+  next,
+}) => {
   if (!next) return null;
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v) query.set(k, v);
@@ -202,9 +229,12 @@ export const Pager: FC<{ path: string; params: Record<string, string | undefined
 /** A link to a job by name (its id when the job is unknown or deleted). */
 export function jobNameHtml(jobId: string, names: Map<string, string>): HtmlEscapedString {
   const name = names.get(jobId);
-  return name === undefined ? markup`<span>job #${jobId} <span class="muted">(deleted)</span></span>` : markup`<a href="/jobs/${jobId}">${name}</a>`;
+  return name === undefined
+    ? markup`<span>job #${jobId} <span class="muted">(deleted)</span></span>`
+    : markup`<a href="/jobs/${jobId}">${name}</a>`;
 }
-export const JobName: FC<{ jobId: string; names: Map<string, string> }> = ({ jobId, names }) => jobNameHtml(jobId, names);
+export const JobName: FC<{ jobId: string; names: Map<string, string> }> = ({ jobId, names }) =>
+  jobNameHtml(jobId, names);
 
 /** The last line of an attempt's error and of its output (the end of it a list row carries), whichever it has. */
 export function outcomeExcerptHtml(e: Pick<ExecutionSummary, 'error' | 'outputTail'>): HtmlEscapedString {
@@ -213,10 +243,16 @@ export function outcomeExcerptHtml(e: Pick<ExecutionSummary, 'error' | 'outputTa
   if (!error && !output) return DASH;
   return markup`<span class="excerpt">${error}${error && output ? markup`<br/>` : ''}${output ? markup`<span class="muted">${output}</span>` : ''}</span>`;
 }
-export const OutcomeExcerpt: FC<{ e: Pick<ExecutionSummary, 'error' | 'outputTail'> }> = ({ e }) => outcomeExcerptHtml(e);
+export const OutcomeExcerpt: FC<{ e: Pick<ExecutionSummary, 'error' | 'outputTail'> }> = ({ e }) =>
+  outcomeExcerptHtml(e);
 
 /** The row of an execution in any list. */
-export function executionRowHtml(e: ExecutionSummary, now: Date, names?: Map<string, string>, output?: boolean): HtmlEscapedString {
+export function executionRowHtml(
+  e: ExecutionSummary,
+  now: Date,
+  names?: Map<string, string>,
+  output?: boolean,
+): HtmlEscapedString {
   const duration =
     e.status === 'running' && e.startedAt
       ? markup`<span class="nowrap">${formatDuration(Math.max(0, now.getTime() - e.startedAt.getTime()))} <span class="muted">so far</span></span>`
@@ -230,10 +266,24 @@ export function executionRowHtml(e: ExecutionSummary, now: Date, names?: Map<str
     'wrap-anywhere',
   )}${output ? cellHtml('Output', outcomeExcerptHtml(e)) : ''}</tr>`;
 }
-export const ExecutionRow: FC<{ e: ExecutionSummary; now: Date; names?: Map<string, string>; output?: boolean }> = ({ e, now, names, output }) =>
-  executionRowHtml(e, now, names, output);
+export const ExecutionRow: FC<{ e: ExecutionSummary; now: Date; names?: Map<string, string>; output?: boolean }> = ({
+  e,
+  now,
+  names,
+  output,
+}) => executionRowHtml(e, now, names, output);
 
 /** Column headers matching ExecutionRow with the same options. */
 export function executionHeaders(options: { job?: boolean; output?: boolean } = {}): string[] {
-  return ['Execution', ...(options.job ? ['Job'] : []), 'Status', 'Trigger', 'Attempt', 'Queued', 'Duration', 'Worker', ...(options.output ? ['Output'] : [])];
+  return [
+    'Execution',
+    ...(options.job ? ['Job'] : []),
+    'Status',
+    'Trigger',
+    'Attempt',
+    'Queued',
+    'Duration',
+    'Worker',
+    ...(options.output ? ['Output'] : []),
+  ];
 }

@@ -45,7 +45,20 @@ export const TextField: FC<
     placeholder?: string;
     mono?: boolean;
   }
-> = ({ name, label, hint, error, value, type = 'text', required, list, inputmode, autocomplete, placeholder, mono }) => (
+> = ({
+  name,
+  label,
+  hint,
+  error,
+  value,
+  type = 'text',
+  required,
+  list,
+  inputmode,
+  autocomplete,
+  placeholder,
+  mono,
+}) => (
   <div class="field">
     <label for={ids(name).input}>{label}</label>
     <input
@@ -68,7 +81,15 @@ export const TextField: FC<
 );
 
 /** A textarea; the newline after the opening tag keeps a value that starts with one (parsers drop the first). */
-export const TextArea: FC<Common & { value: string; rows?: number; required?: boolean }> = ({ name, label, hint, error, value, rows = 3, required }) => (
+export const TextArea: FC<Common & { value: string; rows?: number; required?: boolean }> = ({
+  name,
+  label,
+  hint,
+  error,
+  value,
+  rows = 3,
+  required,
+}) => (
   <div class="field">
     <label for={ids(name).input}>{label}</label>
     <textarea
@@ -86,10 +107,22 @@ export const TextArea: FC<Common & { value: string; rows?: number; required?: bo
   </div>
 );
 
-export const SelectField: FC<Common & { value: string; options: [value: string, label: string][] }> = ({ name, label, hint, error, value, options }) => (
+export const SelectField: FC<Common & { value: string; options: [value: string, label: string][] }> = ({
+  name,
+  label,
+  hint,
+  error,
+  value,
+  options,
+}) => (
   <div class="field">
     <label for={ids(name).input}>{label}</label>
-    <select id={ids(name).input} name={name} aria-invalid={error ? 'true' : undefined} aria-describedby={describedBy(name, hint, error)}>
+    <select
+      id={ids(name).input}
+      name={name}
+      aria-invalid={error ? 'true' : undefined}
+      aria-describedby={describedBy(name, hint, error)}
+    >
       {options.map(([v, l]) => (
         <option value={v} selected={v === value}>
           {l}
@@ -100,10 +133,24 @@ export const SelectField: FC<Common & { value: string; options: [value: string, 
   </div>
 );
 
-export const CheckField: FC<Common & { checked: boolean; value?: string }> = ({ name, label, hint, error, checked, value = 'on' }) => (
+export const CheckField: FC<Common & { checked: boolean; value?: string }> = ({
+  name,
+  label,
+  hint,
+  error,
+  checked,
+  value = 'on',
+}) => (
   <div class="field">
     <label class="check" for={ids(name).input}>
-      <input id={ids(name).input} type="checkbox" name={name} value={value} checked={checked} aria-describedby={describedBy(name, hint, error)} />
+      <input
+        id={ids(name).input}
+        type="checkbox"
+        name={name}
+        value={value}
+        checked={checked}
+        aria-describedby={describedBy(name, hint, error)}
+      />
       {label}
     </label>
     <Notes name={name} hint={hint} error={error} />

@@ -15,10 +15,16 @@ const NAV: [href: string, label: string, role: Role][] = [
   ['/audit', 'Audit', 'admin'],
 ];
 
-const current = (path: string, href: string) => (href === '/' ? path === '/' : path === href || path.startsWith(`${href}/`));
+const current = (path: string, href: string) =>
+  href === '/' ? path === '/' : path === href || path.startsWith(`${href}/`);
 
 /** `bare`: no navigation (sign-in and refusals, where every link would lead back to sign-in). */
-export const Layout: FC<PropsWithChildren<{ view: View; title: string; bare?: boolean }>> = ({ view, title, bare, children }) => (
+export const Layout: FC<PropsWithChildren<{ view: View; title: string; bare?: boolean }>> = ({
+  view,
+  title,
+  bare,
+  children,
+}) => (
   <html lang="en">
     <head>
       <meta charset="utf-8" />
@@ -40,17 +46,17 @@ export const Layout: FC<PropsWithChildren<{ view: View; title: string; bare?: bo
             Jobs scheduler
           </a>
           {!bare && (
-          <nav aria-label="Main">
-            <ul>
-              {NAV.filter(([, , role]) => can(view, role)).map(([href, label]) => (
-                <li>
-                  <a href={href} aria-current={current(view.path, href) ? 'page' : undefined}>
-                    {label}
-                  </a>
-                </li>
-              ))}
-            </ul>
-          </nav>
+            <nav aria-label="Main">
+              <ul>
+                {NAV.filter(([, , role]) => can(view, role)).map(([href, label]) => (
+                  <li>
+                    <a href={href} aria-current={current(view.path, href) ? 'page' : undefined}>
+                      {label}
+                    </a>
+                  </li>
+                ))}
+              </ul>
+            </nav>
           )}
           {view.signedIn && !bare && (
             <form method="post" action="/logout" class="signout">
@@ -65,8 +71,8 @@ export const Layout: FC<PropsWithChildren<{ view: View; title: string; bare?: bo
       </header>
       {view.open && (
         <div class="banner" role="note">
-          <strong>Open dashboard.</strong> No API keys are configured, so this dashboard and the API accept anyone who can
-          reach them. Set <code>API_KEYS</code> for anything but local development.
+          <strong>Open dashboard.</strong> No API keys are configured, so this dashboard and the API accept anyone who
+          can reach them. Set <code>API_KEYS</code> for anything but local development.
         </div>
       )}
       <main id="main" tabindex={-1}>
@@ -92,7 +98,8 @@ export const Layout: FC<PropsWithChildren<{ view: View; title: string; bare?: bo
       </main>
       <footer class="bottom">
         <p>
-          Request <code>{view.requestId}</code> · rendered <span class="nowrap">{view.now.toISOString().replace('T', ' ').slice(0, 19)} UTC</span>
+          Request <code>{view.requestId}</code> · rendered{' '}
+          <span class="nowrap">{view.now.toISOString().replace('T', ' ').slice(0, 19)} UTC</span>
         </p>
       </footer>
     </body>
@@ -114,7 +121,11 @@ export const PageHeader: FC<{ title: Child; subtitle?: Child; actions?: Child }>
  * A region the script refreshes in place every few seconds (the server answers requests carrying the
  * X-Dashboard-Fragment header with the region's content only). `final` stops the refresh (e.g. a finished execution).
  */
-export const LiveRegion: FC<PropsWithChildren<{ label: string; everyMs?: number }>> = ({ label, everyMs = 3000, children }) => (
+export const LiveRegion: FC<PropsWithChildren<{ label: string; everyMs?: number }>> = ({
+  label,
+  everyMs = 3000,
+  children,
+}) => (
   <section class="live" id="live" data-live={String(everyMs)} aria-label={label}>
     {children}
   </section>
