@@ -74,12 +74,12 @@ describe('configuration from the environment', () => {
     expect(problems.join('\n')).not.toContain('hunter2');
   });
 
-  it('documents every variable it reads in the README configuration table', () => {
+  it('documents every variable it reads in the table of docs/configuration.md', () => {
     const source = readFileSync(new URL('../functions/config.ts', import.meta.url), 'utf8');
     const read = [...source.matchAll(/\b(?:text|duration|integer|url|oneOf)\('([A-Z_]+)'/g)].map((m) => m[1]!);
     expect(read.length).toBeGreaterThan(15);
-    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-    const table = new Set([...readme.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]!));
+    const page = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
+    const table = new Set([...page.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]!));
     expect(read.filter((name) => !table.has(name))).toEqual([]);
   });
 

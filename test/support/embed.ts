@@ -1,7 +1,7 @@
 /**
  * Embeds the SQL migrations and Lua scripts into TypeScript modules, so every bundle (Lambda, container) carries
- * them without file copies, then the OpenAPI document and the typed client's types (see openapi-client.ts). Run with
- * `npm run gen`; a test fails when the generated files are out of date.
+ * them without file copies, then the OpenAPI document and the typed client's types (see openapi-client.ts), then the
+ * REST reference (scripts/rest-docs.ts). Run with `npm run gen`; a test fails when the generated files are out of date.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -57,4 +57,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   writeFileSync(join(root, OPENAPI_OUT), document);
   writeFileSync(join(root, TYPES_OUT), await renderClientTypes(document));
   console.log(`wrote ${OPENAPI_OUT} and ${TYPES_OUT}`);
+  // After the document: the REST reference is rendered from it.
+  const { writeRestDocs } = await import('../../scripts/rest-docs');
+  writeRestDocs();
 }

@@ -237,12 +237,12 @@ describe('HTTP target: the address guard', () => {
   });
 });
 
-describe('the README receiver example', () => {
+describe('the receiver example of docs/targets.md', () => {
   it('verifies what the adapter signs, with any secret of a rotation, and refuses a changed body', async () => {
     const { readFileSync } = await import('node:fs');
     const crypto = await import('node:crypto');
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const code = /```js\n(import \{ createHmac, timingSafeEqual \} from 'node:crypto';\n[\s\S]*?)```/.exec(readme)![1]!;
+    const page = readFileSync(new URL('../../docs/targets.md', import.meta.url), 'utf8');
+    const code = /```js\n(import \{ createHmac, timingSafeEqual \} from 'node:crypto';\n[\s\S]*?)```/.exec(page)![1]!;
     expect(code.trim().split('\n').length).toBeLessThanOrEqual(11);
     const body = code.replace(/^import .*\n/, '').replace('export function verify', 'return function verify');
     const verify = new Function('createHmac', 'timingSafeEqual', body)(crypto.createHmac, crypto.timingSafeEqual);
