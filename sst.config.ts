@@ -11,6 +11,11 @@ export default $config({
     };
   },
   async run() {
+    // Before any resource: a deploy the account or the stage's queue cannot take fails here, having changed nothing.
+    const { preflight } = await import('./infra/preflight');
+    const { stageSettings } = await import('./infra/settings');
+    await preflight({ app: $app.name, stage: $app.stage, settings: stageSettings($app.stage) });
+
     await import('./infra/network');
     await import('./infra/data');
     const { bus } = await import('./infra/events');

@@ -64,7 +64,7 @@ export interface Config {
   shutdownGraceMs: number;
   shortLaneMaxTimeoutMs: number;
   eventBusName: string | null;
-  /** Statuses whose transitions are published to the bus; null = all. */
+  /** Statuses whose transitions are published to the bus (default failed and dead); null = all. */
   eventTransitions: ExecutionStatus[] | null;
   /** Most worker Lambdas one tick wakes. */
   wakeMaxWorkers: number;
@@ -179,7 +179,7 @@ export function loadConfig(
   const badLanes = lanes.filter((l) => !(LANES as readonly string[]).includes(l));
   if (badLanes.length > 0 || lanes.length === 0)
     problems.push(`WORKER_LANES must list lanes from ${LANES.join(', ')} (got ${JSON.stringify(env.WORKER_LANES)})`);
-  const transitions = text('EVENT_TRANSITIONS', 'all')
+  const transitions = text('EVENT_TRANSITIONS', 'failed,dead')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);

@@ -4,9 +4,9 @@
  * worst case from the resource graph and fails when it exceeds the instance's limit. Raise a number here only with
  * a bigger instance (or check the sum again).
  *
- * Worst case, every stage (the RDS proxy of production multiplexes, but cannot open more than the instance allows):
+ * Worst case, every stage (an RDS proxy, where a stage turns one on, multiplexes but cannot open more than the instance allows):
  *   API Lambdas (reserved concurrency x 1) + worker Lambdas (reserved x 1) + tick (1) + Migrate (1)
- *   + container tasks at the peak of a deployment (max x DEPLOY_MAX_PERCENT / 100, rounded up) x their pool
+ *   + container tasks at the peak of a deployment (max x DEPLOY_MAX_PERCENT / 100, rounded down as ECS does) x their pool
  *   + on the PostgreSQL queue, one LISTEN connection per worker Lambda and per task (outside the pool: it stays open).
  */
 
@@ -36,8 +36,13 @@ export const MIGRATE_RESERVED_CONCURRENCY = 1;
 export const CONTAINER_MAX_TASKS = 5;
 /** PostgreSQL connections one container worker may open (DATABASE_POOL_MAX). */
 export const CONTAINER_POOL_MAX = 4;
-/** ECS starts new tasks before stopping old ones during a deployment, up to this share of the desired count. */
-export const CONTAINER_DEPLOY_MAX_PERCENT = 150;
+/**
+ * ECS starts new tasks before stopping old ones during a deployment, up to this share of the desired count (rounded
+ * down): 200 lets it start one new task even at one task running.
+ */
+export const CONTAINER_DEPLOY_MAX_PERCENT = 200;
+/** Tasks that keep running during a deployment, as a share of the desired count (rounded up): none stops early. */
+export const CONTAINER_DEPLOY_MIN_HEALTHY_PERCENT = 100;
 
 /** A pg pool per Lambda container holds this many (functions/lambda.ts). */
 export const LAMBDA_POOL_MAX = 1;
@@ -58,7 +63,7 @@ export interface ConnectionBudget {
 export function worstCaseConnections(budget: ConnectionBudget): number {
   const lambdas =
     (budget.apiReserved + budget.workerReserved + budget.tickReserved + budget.migrateReserved) * LAMBDA_POOL_MAX;
-  const tasksAtPeak = Math.ceil((budget.containerMaxTasks * budget.deployMaxPercent) / 100);
+  const tasksAtPeak = Math.floor((budget.containerMaxTasks * budget.deployMaxPercent) / 100);
   return (
     lambdas + tasksAtPeak * budget.containerPoolMax + (budget.workerReserved + tasksAtPeak) * budget.listenPerWorker
   );
@@ -87,5 +92,5 @@ export const BUDGET: ConnectionBudget = {
  */
 export function budgetFor(queue: 'redis' | 'postgres'): ConnectionBudget {
   if (queue === 'redis') return BUDGET;
-  return { ...BUDGET, workerReserved: 12, containerPoolMax: CONTAINER_POOL_MAX - 1, listenPerWorker: 1 };
+  return { ...BUDGET, workerReserved: 10, containerPoolMax: CONTAINER_POOL_MAX - 1, listenPerWorker: 1 };
 }

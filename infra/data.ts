@@ -7,14 +7,17 @@
  */
 import { DATABASE_INSTANCE } from './budget';
 import { vpc } from './network';
-import { isProduction, queueBackend } from './stage';
+import { queueParameterName } from './preflight';
+import { isProduction, queueBackend, settings } from './stage';
 
 export const database = new sst.aws.Postgres('Database', {
   vpc,
   instance: DATABASE_INSTANCE,
-  // Every Lambda container holds its own connection; the proxy pools them when concurrency grows.
-  // The component then reports the proxy endpoint as `host`.
-  proxy: isProduction,
+  // The component starts at 20 GB and sets this as its autoscaling limit: equal to the start, autoscaling is off.
+  storage: `${settings.databaseMaxStorageGb} GB`,
+  multiAz: settings.databaseMultiAz,
+  // Off unless the stage says so (infra/settings.ts has the reason); on, the component reports its endpoint as `host`.
+  proxy: settings.databaseProxy,
   dev: {
     host: '127.0.0.1',
     port: 5432,
@@ -46,8 +49,36 @@ export const redis =
         // Evicting a lease or a delayed id would silently drop work; fail writes instead.
         parameters: { 'maxmemory-policy': 'noeviction' },
         dev: { host: '127.0.0.1', port: 6379 },
+        transform: { cluster: redisAvailability },
       })
     : null;
+
+/** Where this stage's queue lives, for the next deploy's preflight (infra/preflight.ts); not for `sst dev`. */
+export const queueRecord = $dev
+  ? undefined
+  : new aws.ssm.Parameter('QueueBackend', {
+      name: queueParameterName($app.name, $app.stage),
+      type: 'String',
+      value: queueBackend,
+      overwrite: true,
+    });
+
+/**
+ * The component creates one node (cluster mode, no replica, no snapshots). A stage with `redisReplica` gets a
+ * replica in a second zone with automatic failover; `redisSnapshotDays` keeps daily snapshots.
+ */
+function redisAvailability(args: aws.elasticache.ReplicationGroupArgs): undefined {
+  if (settings.redisReplica) {
+    args.replicasPerNodeGroup = 1;
+    args.multiAzEnabled = true;
+    args.automaticFailoverEnabled = true;
+  }
+  if (settings.redisSnapshotDays > 0) {
+    args.snapshotRetentionLimit = settings.redisSnapshotDays;
+    args.snapshotWindow = '03:00-04:00';
+  }
+  return undefined;
+}
 
 /** API keys, comma-separated `name:role:key` entries (or bare admin keys), as API_KEYS. Set it for every stage: `npx sst secret set ApiKeys <keys> --fallback`. */
 export const apiKeys = new sst.Secret('ApiKeys');

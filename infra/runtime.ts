@@ -2,7 +2,7 @@
 import { vpc } from './network';
 import { database, databaseSsl, databaseUrl, redis, redisEnvironment } from './data';
 import { bus } from './events';
-import { isProduction, queueBackend } from './stage';
+import { queueBackend, settings } from './stage';
 
 /** How often the tick runs: EventBridge's finest rate (the schedule in infra/scheduler.ts). */
 export const TICK_INTERVAL_SECONDS = 60;
@@ -48,7 +48,7 @@ export const sharedEnvironment = {
   DATABASE_URL: databaseUrl,
   DATABASE_SSL: databaseSsl,
   // Named prepared statements are session state, which RDS Proxy may pin a client connection for.
-  DATABASE_PREPARED_STATEMENTS: isProduction ? 'unnamed' : 'named',
+  DATABASE_PREPARED_STATEMENTS: settings.databaseProxy ? 'unnamed' : 'named',
   QUEUE_BACKEND: queueBackend,
   ...redisEnvironment,
   // A {hash-tag} keeps every key of the queue in one slot, so multi-key Lua works in cluster mode.
@@ -58,6 +58,8 @@ export const sharedEnvironment = {
   LOOKAHEAD: seconds(LOOKAHEAD_SECONDS),
   LEASE_TIMEOUT: seconds(LEASE_TIMEOUT_SECONDS),
   SHORT_LANE_MAX_TIMEOUT: seconds(SHORT_LANE_MAX_TIMEOUT_SECONDS),
+  // Each published transition is a PutEvents entry; the stage's setting says which (infra/settings.ts).
+  EVENT_TRANSITIONS: settings.eventTransitions,
 };
 
 /**

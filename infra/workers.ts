@@ -1,10 +1,15 @@
 /** Workers: the short-lane Lambda woken by "work-available" events, and the Fargate service for both lanes. */
-import { CONTAINER_DEPLOY_MAX_PERCENT, CONTAINER_MAX_TASKS, budgetFor } from './budget';
+import {
+  CONTAINER_DEPLOY_MAX_PERCENT,
+  CONTAINER_DEPLOY_MIN_HEALTHY_PERCENT,
+  CONTAINER_MAX_TASKS,
+  budgetFor,
+} from './budget';
 import { containerSecrets } from './data';
 import { bus, publishToBus, workAvailable } from './events';
 import { afterMigration } from './migrate';
 import { vpc } from './network';
-import { isProduction, queueBackend } from './stage';
+import { isProduction, queueBackend, settings } from './stage';
 import {
   CONTAINER_SHUTDOWN_GRACE_SECONDS,
   CONTAINER_STOP_TIMEOUT_SECONDS,
@@ -64,8 +69,10 @@ const protectTask = {
 export const workerService = new sst.aws.Service('ContainerWorker', {
   cluster,
   image: { context: '.', dockerfile: 'infra/worker.Dockerfile' },
-  cpu: '0.5 vCPU',
-  memory: '1 GB',
+  // Graviton: about 20% cheaper than x86 for the same size; the image builds its supervisor for it.
+  architecture: 'arm64',
+  cpu: settings.containerCpu,
+  memory: settings.containerMemory,
   // Not linked: a Service puts linked values into the task's plain environment. The passwords come from SSM.
   permissions: [publishToBus, protectTask, ...invokePermissions(LAMBDA_TARGETS)],
   ssm: containerSecrets && { ...containerSecrets, ...containerTargetSecrets },
@@ -87,8 +94,19 @@ export const workerService = new sst.aws.Service('ContainerWorker', {
   transform: {
     service: (args, opts) => {
       afterMigration(args, opts);
-      // New tasks start before old ones stop, up to this share; the connection budget counts it.
+      // A deployment starts a new task before it stops an old one: at the minimum of one task, 200% lets ECS start
+      // one (it rounds the maximum down) while 100% keeps the old one running (it rounds the minimum up). With 150%
+      // it could neither start nor stop a task, and a deploy that waits for the service would hang. The connection
+      // budget counts the peak.
       args.deploymentMaximumPercent = CONTAINER_DEPLOY_MAX_PERCENT;
+      args.deploymentMinimumHealthyPercent = CONTAINER_DEPLOY_MIN_HEALTHY_PERCENT;
+      // The component puts tasks of an SST VPC in its public subnets, each with a public IPv4 address (billed, and
+      // the source address HTTP targets would see). In the private subnets their traffic leaves through the NAT.
+      args.networkConfiguration = {
+        assignPublicIp: false,
+        subnets: vpc.privateSubnets,
+        securityGroups: vpc.securityGroups,
+      };
     },
     taskDefinition: withStopTimeout,
   },

@@ -21,7 +21,8 @@ describe('configuration from the environment', () => {
       queuePrefix: '{jobs}',
       workerLanes: ['short', 'long'],
       eventBusName: null,
-      eventTransitions: null,
+      // Each published transition is a PutEvents entry: by default the ones someone acts on.
+      eventTransitions: ['failed', 'dead'],
       apiKeys: [],
     });
   });

@@ -1,10 +1,10 @@
 /**
- * A stage deployed with its queue on PostgreSQL (`QUEUE_BACKEND=postgres npx sst deploy`): no ElastiCache in the
+ * A stage whose committed setting puts its queue on PostgreSQL (infra/settings.ts `queue: 'postgres'`): no ElastiCache in the
  * resource graph, every runtime told QUEUE_BACKEND=postgres with no Redis URL, no link or SSM parameter for Redis,
  * the runtime's own configuration check passes with the queue on PostgreSQL, and the connection budget, with every
  * worker's LISTEN connection, fits the instance.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_CONNECTIONS, budgetFor, usableConnections, worstCaseConnections } from '../../infra/budget';
 import { graphBudget } from './graph-budget';
 import { linkedCredentials, plainEnvironment, ssmParameters, startedEnvironment } from './runtime-env';
@@ -12,22 +12,27 @@ import { FAKE, evaluateSstConfig, uninstallSstGlobals, type ResourceGraph } from
 
 const RUNTIMES = ['ApiHandler', 'Worker', 'Tick'] as const;
 
+// A stage `small` with its queue on PostgreSQL, as a project would commit it.
+vi.mock('../../infra/settings', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../infra/settings')>();
+  const stages = { ...original.STAGE_SETTINGS, small: { queue: 'postgres' as const } };
+  return {
+    ...original,
+    STAGE_SETTINGS: stages,
+    stageSettings: (stage: string) => original.stageSettings(stage, stages),
+  };
+});
+
 describe.each([
   { title: 'sst deploy --stage small', stage: 'small', dev: false },
   { title: 'sst dev --stage small', stage: 'small', dev: true },
-])('QUEUE_BACKEND=postgres $title', (scenario) => {
+])('queue: postgres, $title', (scenario) => {
   let graph: ResourceGraph;
-  const before = process.env.QUEUE_BACKEND;
 
   beforeAll(async () => {
-    process.env.QUEUE_BACKEND = 'postgres';
     ({ graph } = await evaluateSstConfig(scenario));
   });
-  afterAll(() => {
-    if (before === undefined) delete process.env.QUEUE_BACKEND;
-    else process.env.QUEUE_BACKEND = before;
-    uninstallSstGlobals();
-  });
+  afterAll(uninstallSstGlobals);
 
   const fn = (name: string) => graph.one('sst.aws.Function', name);
   const service = () => graph.one('sst.aws.Service', 'ContainerWorker');

@@ -70,7 +70,10 @@ describe.each(scenarios)('$title', (scenario) => {
   });
 
   it('defines every component', () => {
-    expect(graph.one('sst.aws.Vpc', 'Vpc').args).toMatchObject({ nat: 'ec2', bastion: true });
+    expect(graph.one('sst.aws.Vpc', 'Vpc').args).toMatchObject({
+      nat: { type: 'ec2' },
+      bastion: !scenario.production,
+    });
     graph.one('sst.aws.Postgres', 'Database');
     graph.one('sst.aws.Redis', 'Redis');
     graph.one('sst.Secret', 'ApiKeys');
@@ -127,7 +130,8 @@ describe.each(scenarios)('$title', (scenario) => {
       expect(vars.EVENT_BUS_NAME).toBe(busName);
       expect(vars.LEASE_TIMEOUT).toBe('30s');
       expect(vars.SHORT_LANE_MAX_TIMEOUT).toBe('600s');
-      expect(vars.DATABASE_PREPARED_STATEMENTS).toBe(scenario.production ? 'unnamed' : 'named');
+      // No RDS Proxy by default (infra/settings.ts): named statements everywhere.
+      expect(vars.DATABASE_PREPARED_STATEMENTS).toBe('named');
     }
     expect(Object.keys(env(fn('Migrate'))).sort()).toEqual(['DATABASE_SSL', 'DATABASE_URL']);
     for (const worker of [fn('Worker'), service()]) {
@@ -270,7 +274,7 @@ describe.each(scenarios)('$title', (scenario) => {
         const vars = startedEnvironment(graph, runtime);
         const db = new URL(String(vars.DATABASE_URL));
         expect(db.protocol).toBe('postgres:');
-        const pooled = scenario.production && runtime.name !== 'Migrate';
+        const pooled = false;
         expect(db.hostname, runtime.name).toBe(pooled ? FAKE.postgres.proxyHost : FAKE.postgres.instanceHost);
         expect(db.pathname).toBe(`/${FAKE.postgres.database}`);
         expect(vars.DATABASE_SSL).toBe('require');
@@ -314,9 +318,9 @@ describe.each(scenarios)('$title', (scenario) => {
   }
 
   if (scenario.production) {
-    it('fronts the database with RDS Proxy and protects it from deletion', () => {
+    it('protects the database from deletion, with no RDS Proxy in front (a setting, off by default)', () => {
       const { args } = graph.one('sst.aws.Postgres', 'Database');
-      expect(args.proxy).toBe(true);
+      expect(args.proxy).toBe(false);
       const instanceArgs = applyTransform(args.transform?.instance, {}).args;
       expect(instanceArgs).toMatchObject({ deletionProtection: true, skipFinalSnapshot: false });
       expect(instanceArgs.finalSnapshotIdentifier).toMatch(/^[a-z][a-z0-9-]*$/);
@@ -325,6 +329,7 @@ describe.each(scenarios)('$title', (scenario) => {
     it('keeps non-production databases cheap and disposable', () => {
       const { args } = graph.one('sst.aws.Postgres', 'Database');
       expect(args.proxy).toBe(false);
+      expect(args.multiAz).toBe(false);
       expect(args.transform).toBeUndefined();
     });
   }

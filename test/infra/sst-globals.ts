@@ -8,6 +8,7 @@
  * graph.one("sst.aws.Function", "Worker").args.timeout // "900 seconds"
  */
 import { vi } from 'vitest';
+import { startFakeAws, type FakeAws } from './fake-aws';
 
 /** Component args are whatever the infra code passed; tests read them field by field. */
 export type Args = Record<string, any>;
@@ -69,7 +70,11 @@ interface Scenario {
   stage: string;
   /** true for `sst dev`, false for `sst deploy`. */
   dev: boolean;
+  /** The AWS account the preflight asks (default: one with a quota of 1,000 and nothing deployed). */
+  aws?: FakeAws;
 }
+
+let defaultAws: Promise<FakeAws> | null = null;
 
 let recorded: Recorded[] = [];
 
@@ -107,6 +112,19 @@ class FakeComponent {
   }
 }
 
+/**
+ * Applies a component's `transform.<child>` hook the way SST's `transform()` helper does (a function mutates the
+ * args and options; an object is merged over them) and records the child resource with the result.
+ */
+function recordChild(kind: string, name: string, defaults: Args, hook: unknown): Args {
+  const args: Args = { ...defaults };
+  const opts: Record<string, unknown> = {};
+  if (typeof hook === 'function') hook(args, opts, name);
+  else if (hook) Object.assign(args, hook);
+  recorded.push({ kind, name, args, opts, instance: {} });
+  return args;
+}
+
 /** Records a method call that creates resources (a route, a subscription) like a component. */
 function recordCall(kind: string, name: string, args: Args) {
   recorded.push({ kind, name, args, opts: undefined, instance: {} });
@@ -119,8 +137,80 @@ function plainComponent(kind: string) {
   };
 }
 
+/**
+ * sst.aws.Vpc (SST 4.17 components/aws/vpc.ts): two zones; with `nat: 'ec2'` (or `nat.ec2`) a NAT security group
+ * that accepts everything from 0.0.0.0/0 and a NAT instance per zone whose image is the newest `fck-nat-al2023-*`
+ * unless `nat.ec2.ami` names one (createNatInstances). Those children are recorded with their transforms applied.
+ */
+class FakeVpc extends FakeComponent {
+  static override kind = 'sst.aws.Vpc';
+  static readonly ZONES = 2;
+  constructor(name: string, args: Args = {}, opts?: unknown) {
+    super(name, args, opts);
+    const nat = resolve(args.nat) as unknown;
+    const ec2 =
+      nat === 'ec2' ? {} : typeof nat === 'object' && nat !== null ? (nat as { ec2?: Args; type?: string }) : null;
+    const natEc2 = ec2 && (nat === 'ec2' || (ec2 as { type?: string }).type === 'ec2' || 'ec2' in ec2) ? ec2 : null;
+    if (natEc2) {
+      const sg = recordChild(
+        'aws.ec2.SecurityGroup',
+        `${name}NatInstanceSecurityGroup`,
+        {
+          ingress: [{ protocol: '-1', fromPort: 0, toPort: 0, cidrBlocks: ['0.0.0.0/0'] }],
+          egress: [{ protocol: '-1', fromPort: 0, toPort: 0, cidrBlocks: ['0.0.0.0/0'] }],
+        },
+        args.transform?.natSecurityGroup,
+      );
+      const ami = (natEc2 as { ec2?: Args }).ec2?.ami ?? NEWEST_FCK_NAT;
+      for (let i = 1; i <= FakeVpc.ZONES; i++)
+        recordChild(
+          'aws.ec2.Instance',
+          `${name}NatInstance${i}`,
+          { instanceType: (natEc2 as { ec2?: Args }).ec2?.instance ?? 't4g.nano', ami, securityGroup: sg },
+          args.transform?.natInstance,
+        );
+    }
+  }
+  get privateSubnets() {
+    return fakeOutput(['subnet-private-1', 'subnet-private-2']);
+  }
+  get publicSubnets() {
+    return fakeOutput(['subnet-public-1', 'subnet-public-2']);
+  }
+  get securityGroups() {
+    return fakeOutput(['sg-vpc-default']);
+  }
+}
+
+/** What the Vpc component's image lookup returns when no `ami` is given: whatever fck-nat published last. */
+export const NEWEST_FCK_NAT = 'ami-newest-fck-nat-of-the-day';
+
 class FakePostgres extends FakeComponent {
   static override kind = 'sst.aws.Postgres';
+  /**
+   * Not in `sst dev` (a dev block links to a local server): the rds.Instance the component creates (components/aws/
+   * postgres.ts createInstance: 20 GB gp3 to start, `storage` as the autoscaling maximum, `multiAz` default false,
+   * seven days of backups), with `transform.instance` applied.
+   */
+  constructor(name: string, args: Args = {}, opts?: unknown) {
+    super(name, args, opts);
+    if (this.local) return;
+    const storage = Number(/^(\d+)\s*GB$/.exec(String(resolve(args.storage) ?? '20 GB'))?.[1] ?? NaN);
+    recordChild(
+      'aws.rds.Instance',
+      `${name}Instance`,
+      {
+        instanceClass: `db.${String(resolve(args.instance) ?? 't4g.micro')}`,
+        storageType: 'gp3',
+        allocatedStorage: 20,
+        maxAllocatedStorage: storage,
+        multiAz: resolve(args.multiAz) ?? false,
+        backupRetentionPeriod: 7,
+        skipFinalSnapshot: true,
+      },
+      args.transform?.instance,
+    );
+  }
   // Like the component: the proxy endpoint when the proxy is on, the dev block in `sst dev`.
   get host() {
     if (this.local) return fakeOutput(this.local.host ?? 'localhost');
@@ -145,6 +235,48 @@ class FakePostgres extends FakeComponent {
 
 class FakeRedis extends FakeComponent {
   static override kind = 'sst.aws.Redis';
+  /**
+   * Not in `sst dev`: the ReplicationGroup and ParameterGroup the component creates (components/aws/redis.ts
+   * createCluster, createParameterGroup: cluster mode with `cluster.nodes` node groups and no replica, multi-AZ off,
+   * no snapshots; `parameters` added to the group), with `transform.cluster` / `transform.parameterGroup` applied.
+   */
+  constructor(name: string, args: Args = {}, opts?: unknown) {
+    super(name, args, opts);
+    if (this.local) return;
+    const cluster = resolve(args.cluster) as { nodes?: number } | false | undefined;
+    recordChild(
+      'aws.elasticache.ReplicationGroup',
+      `${name}Cluster`,
+      {
+        engine: resolve(args.engine) ?? 'redis',
+        nodeType: `cache.${String(resolve(args.instance) ?? 't4g.micro')}`,
+        ...(cluster === false
+          ? { clusterMode: 'disabled' }
+          : {
+              clusterMode: 'enabled',
+              numNodeGroups: cluster?.nodes ?? 1,
+              replicasPerNodeGroup: 0,
+              automaticFailoverEnabled: true,
+            }),
+        multiAzEnabled: false,
+      },
+      args.transform?.cluster,
+    );
+    recordChild(
+      'aws.elasticache.ParameterGroup',
+      `${name}ParameterGroup`,
+      {
+        parameters: [
+          { name: 'cluster-enabled', value: cluster === false ? 'no' : 'yes' },
+          ...Object.entries((resolve(args.parameters) ?? {}) as Record<string, string>).map(([n, value]) => ({
+            name: n,
+            value,
+          })),
+        ],
+      },
+      args.transform?.parameterGroup,
+    );
+  }
   get host() {
     return fakeOutput(this.local ? (this.local.host ?? 'localhost') : FAKE.redis.host);
   }
@@ -213,6 +345,46 @@ class FakeCluster extends FakeComponent {
 
 class FakeService extends FakeComponent {
   static override kind = 'sst.aws.Service';
+  /**
+   * Not in `sst dev`: the task definition and ecs.Service the component creates (components/aws/service.ts
+   * createService: desiredCount = scaling.min, in an SST VPC the public subnets with a public IP, ECS's deployment
+   * defaults since it sets neither percent, circuit breaker with rollback, `wait` as waitForSteadyState;
+   * fargate.ts: architecture x86_64 unless `architecture` says arm64), with their transforms applied.
+   */
+  constructor(name: string, args: Args = {}, opts?: unknown) {
+    super(name, args, opts);
+    if (this.devMode) return;
+    const vpc = (args.cluster as { args?: Args } | undefined)?.args?.vpc as FakeVpc | undefined;
+    recordChild(
+      'aws.ecs.TaskDefinition',
+      `${name}Task`,
+      {
+        cpu: String(resolve(args.cpu) ?? '0.25 vCPU'),
+        memory: String(resolve(args.memory) ?? '0.5 GB'),
+        runtimePlatform: {
+          operatingSystemFamily: 'LINUX',
+          cpuArchitecture: resolve(args.architecture) === 'arm64' ? 'ARM64' : 'X86_64',
+        },
+      },
+      undefined,
+    );
+    recordChild(
+      'aws.ecs.Service',
+      `${name}Service`,
+      {
+        desiredCount: (resolve(args.scaling) as { min?: number } | undefined)?.min ?? 1,
+        launchType: 'FARGATE',
+        networkConfiguration: {
+          assignPublicIp: vpc instanceof FakeVpc,
+          subnets: vpc?.publicSubnets,
+          securityGroups: vpc?.securityGroups,
+        },
+        deploymentCircuitBreaker: { enable: true, rollback: true },
+        waitForSteadyState: resolve(args.wait) ?? false,
+      },
+      args.transform?.service,
+    );
+  }
   get nodes() {
     if (this.devMode) throw new Error('Cannot access `nodes.autoScalingTarget` in dev mode.');
     return {
@@ -259,7 +431,7 @@ function installSstGlobals(current: Scenario) {
   const sst = strictNamespace('sst', {
     Secret: FakeSecret,
     aws: strictNamespace('sst.aws', {
-      Vpc: plainComponent('sst.aws.Vpc'),
+      Vpc: FakeVpc,
       Postgres: FakePostgres,
       Redis: FakeRedis,
       Bus: FakeBus,
@@ -274,6 +446,12 @@ function installSstGlobals(current: Scenario) {
   const aws = strictNamespace('aws', {
     lambda: strictNamespace('aws.lambda', { Invocation: plainComponent('aws.lambda.Invocation') }),
     ssm: strictNamespace('aws.ssm', { Parameter: arnComponent('aws.ssm.Parameter') }),
+    ec2: strictNamespace('aws.ec2', {
+      getAmiOutput: (args: Args) => {
+        recordCall('aws.ec2.getAmi', 'getAmi', args);
+        return { id: fakeOutput(`ami-pinned-${String(resolve(args.filters?.[0]?.values?.[0]))}`) };
+      },
+    }),
     appautoscaling: strictNamespace('aws.appautoscaling', { Policy: arnComponent('aws.appautoscaling.Policy') }),
     cloudwatch: strictNamespace('aws.cloudwatch', { MetricAlarm: arnComponent('aws.cloudwatch.MetricAlarm') }),
     sns: strictNamespace('aws.sns', { Topic: arnComponent('aws.sns.Topic') }),
@@ -287,6 +465,11 @@ function installSstGlobals(current: Scenario) {
     sst,
     aws,
   });
+}
+
+/** How many resources the last evaluation declared, also when it failed part way (a preflight failure: none). */
+export function declaredSoFar(): number {
+  return recorded.length;
 }
 
 /** Removes every global installed by evaluateSstConfig(). */
@@ -345,6 +528,16 @@ export async function evaluateSstConfig(current: Scenario) {
       providers: {},
     },
   });
-  const outputs = (await config.run()) ?? {};
-  return { app, outputs, graph: new ResourceGraph(recorded) };
+  const aws = current.aws ?? (await (defaultAws ??= startFakeAws().then((fake) => fake.unref())));
+  const saved = Object.fromEntries(Object.keys(aws.env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, aws.env);
+  try {
+    const outputs = (await config.run()) ?? {};
+    return { app, outputs, graph: new ResourceGraph(recorded) };
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
 }

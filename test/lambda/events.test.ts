@@ -209,6 +209,8 @@ describe('events from the Lambda handlers', () => {
       ...server.env(),
       AWS_SECRET_ACCESS_KEY: secrets.aws,
       EVENT_BUS_NAME: 'jobs-test-bus',
+      // Every kind of transition, not the default's failures and dead letters.
+      EVENT_TRANSITIONS: 'all',
       DATABASE_URL: dbUrl.toString(),
       REDIS_URL: redisUrl.toString(),
       API_KEYS: secrets.api,

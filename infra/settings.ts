@@ -1,0 +1,85 @@
+/**
+ * Per-stage settings, committed: what a stage deploys is decided here, never by the deployer's shell. No SST globals
+ * in this file, so `npm run cost` and the tests read it on its own. A stage not listed gets DEFAULT_SETTINGS; each
+ * listed stage overrides what it names. Costs of each choice: docs/cost.md (`npm run cost` prints them).
+ *
+ * @example stageSettings('production').queue // 'redis'
+ */
+
+export interface StageSettings {
+  /**
+   * Where the queue lives: `redis` (ElastiCache) or `postgres` (tables in RDS, no ElastiCache). A deploy that would
+   * move a deployed stage's queue is refused before it changes anything (infra/preflight.ts); see docs/deploy-aws.md
+   * for the drain-then-switch procedure.
+   */
+  queue: 'redis' | 'postgres';
+  /** RDS with a synchronous standby in a second zone (fails over in about a minute; doubles the instance price). */
+  databaseMultiAz: boolean;
+  /** Storage RDS may grow to on its own (it starts at the component's 20 GB; only what is used is billed). */
+  databaseMaxStorageGb: number;
+  /**
+   * RDS Proxy in front of the database. Off: the connection budget (infra/budget.ts) already caps every client, so
+   * the proxy would pool connections that cannot exceed the instance's limit anyway, at about the price of the
+   * instance itself (2 vCPU minimum). On: for a stage whose budget is raised past the instance's connections.
+   */
+  databaseProxy: boolean;
+  /** A Redis replica in a second zone with automatic failover (redis queue only). */
+  redisReplica: boolean;
+  /** Days of daily Redis snapshots kept (0: none; redis queue only). */
+  redisSnapshotDays: number;
+  /** The container worker's size (Fargate, arm64). */
+  containerCpu: '0.25 vCPU' | '0.5 vCPU' | '1 vCPU';
+  containerMemory: '0.5 GB' | '1 GB' | '2 GB';
+  /**
+   * Transitions published to the EventBridge bus (EVENT_TRANSITIONS): every transition costs a PutEvents entry, so
+   * the default is the ones someone acts on; `all` for every transition.
+   */
+  eventTransitions: string;
+  /** A bastion (the first NAT instance) that `sst tunnel` and `sst dev` reach over SSH. */
+  bastion: boolean;
+}
+
+export const DEFAULT_SETTINGS: StageSettings = {
+  queue: 'redis',
+  databaseMultiAz: false,
+  databaseMaxStorageGb: 100,
+  databaseProxy: false,
+  redisReplica: false,
+  redisSnapshotDays: 0,
+  containerCpu: '0.25 vCPU',
+  containerMemory: '1 GB',
+  eventTransitions: 'failed,dead',
+  bastion: true,
+};
+
+/** Stages with settings of their own. */
+export const STAGE_SETTINGS: Record<string, Partial<StageSettings>> = {
+  production: {
+    databaseMultiAz: true,
+    databaseMaxStorageGb: 500,
+    redisReplica: true,
+    redisSnapshotDays: 7,
+    // SSH from the internet to a NAT instance has no place in production: reach RDS with an SSM port forward.
+    bastion: false,
+  },
+};
+
+/** The settings of `stage`. */
+export function stageSettings(stage: string, stages = STAGE_SETTINGS): StageSettings {
+  return { ...DEFAULT_SETTINGS, ...stages[stage] };
+}
+
+/**
+ * The NAT instances' image, pinned. The component's default looks up the newest `fck-nat-al2023-*` image on every
+ * deploy: a new release of it replaces both NAT instances mid-deploy (outbound traffic stops meanwhile), and a
+ * lookup that finds nothing fails the deploy. This names one build; fck-nat publishes it under the same name in every
+ * region, and deprecated images (AWS deprecates public images after two years) are still found. Change it on purpose:
+ * the next deploy replaces the NAT instances, one zone's egress at a time.
+ */
+export const NAT_IMAGE = { owner: '568608671756', name: 'fck-nat-al2023-hvm-1.4.0-20260126-arm64-ebs' } as const;
+
+/** The NAT instance type (the component's default for `nat: 'ec2'`). */
+export const NAT_INSTANCE = 't4g.nano';
+
+/** The component's VPC range (hard-coded in sst.aws.Vpc); the NAT instances forward traffic from it only. */
+export const VPC_CIDR = '10.0.0.0/16';
