@@ -40,6 +40,7 @@ beforeAll(async () => {
     API_KEYS: FIXTURE_API_KEY,
     ALLOWED_HOSTS: `${FIXTURE_HOST},${APIGW_HOST}`,
     EVENT_BUS_NAME: 'jobs-test-bus',
+    EVENT_TRANSITIONS: 'all',
   });
   api = await import('../../functions/api');
 });

@@ -25,6 +25,7 @@ beforeEach(async () => {
   env = await lambdaTestEnv('ltick', {
     ...bus.env(),
     EVENT_BUS_NAME: 'jobs-test-bus',
+    EVENT_TRANSITIONS: 'all',
     SCHEDULE_INTERVAL: '60s',
     LOOKAHEAD: '120s',
   });

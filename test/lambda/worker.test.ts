@@ -23,7 +23,7 @@ const statuses = async (where: string, params: unknown[]) =>
 
 beforeEach(async () => {
   bus = await startPutEventsServer();
-  env = await lambdaTestEnv('lworker', { ...bus.env(), EVENT_BUS_NAME: 'jobs-test-bus', WORKER_CONCURRENCY: '4' });
+  env = await lambdaTestEnv('lworker', { ...bus.env(), EVENT_BUS_NAME: 'jobs-test-bus', EVENT_TRANSITIONS: 'all', WORKER_CONCURRENCY: '4' });
 });
 afterEach(async () => {
   await env.cleanup();

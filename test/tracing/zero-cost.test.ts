@@ -29,7 +29,7 @@ it('imports the OpenTelemetry SDK nowhere but in createTracing, dynamically', ()
   expect(text).not.toMatch(/^import [^;]*'@opentelemetry\//m);
   expect(text).toMatch(/import\('@opentelemetry\/sdk-trace-node'\)/);
   const context = readFileSync(join(ROOT, 'functions/context.ts'), 'utf8');
-  expect(context).toMatch(/config\.otelTracesUrl \? await createTracing\(/);
+  expect(context).toMatch(/config\.otelTracesUrl\s*\?\s*await createTracing\(/);
   expect(context).toMatch(/createStore\(pool, \{ traceparent: tracing !== null[,}\s]/);
 });
 
