@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../functions/config';
 
+/** A key long enough to be accepted (API keys have at least 16 characters). */
+const GOOD = 'good-key-0123456789';
+
 const problemsOf = (env: NodeJS.ProcessEnv): string[] => {
   try {
     loadConfig(env);
@@ -46,10 +49,14 @@ describe('configuration from the environment', () => {
   });
 
   it('reads lists with spaces and repeats', () => {
-    const config = loadConfig({ EVENT_TRANSITIONS: ' dead, failed ,dead', WORKER_LANES: 'long', API_KEYS: 'a, b' });
+    const config = loadConfig({
+      EVENT_TRANSITIONS: ' dead, failed ,dead',
+      WORKER_LANES: 'long',
+      API_KEYS: 'key-a-0123456789ab, key-b-0123456789ab',
+    });
     expect(config.eventTransitions).toEqual(['dead', 'failed']);
     expect(config.workerLanes).toEqual(['long']);
-    expect(config.apiKeys.map((k) => k.key)).toEqual(['a', 'b']);
+    expect(config.apiKeys.map((k) => k.key)).toEqual(['key-a-0123456789ab', 'key-b-0123456789ab']);
     expect(loadConfig({ EVENT_TRANSITIONS: 'all' }).eventTransitions).toBeNull();
   });
 
@@ -86,38 +93,55 @@ describe('configuration from the environment', () => {
 
   it('refuses ALLOWED_HOSTS without API_KEYS (an open API answers loopback only), and anything but host names', () => {
     expect(problemsOf({ ALLOWED_HOSTS: 'api.example.com' })[0]).toMatch(/^ALLOWED_HOSTS is set but API_KEYS is not/);
-    expect(problemsOf({ ALLOWED_HOSTS: 'https://api.example.com/', API_KEYS: 'k' })[0]).toMatch(
+    expect(problemsOf({ ALLOWED_HOSTS: 'https://api.example.com/', API_KEYS: GOOD })[0]).toMatch(
       /^ALLOWED_HOSTS must list host names/,
     );
-    expect(loadConfig({ ALLOWED_HOSTS: 'API.example.com, *', API_KEYS: 'k' }).allowedHosts).toEqual([
+    expect(loadConfig({ ALLOWED_HOSTS: 'API.example.com, *', API_KEYS: GOOD }).allowedHosts).toEqual([
       'api.example.com',
       '*',
     ]);
   });
 
   it('stops on an API key holding whitespace or non-ASCII, naming its position and never its text', () => {
-    for (const keys of ['good,bad key', 'good,tab\tkey', 'good,caf\u00e9']) {
+    for (const keys of [`${GOOD},bad key-0123456789`, `${GOOD},tab\tkey-0123456789`, `${GOOD},caf\u00e9-0123456789`]) {
       const problems = problemsOf({ API_KEYS: keys });
       expect(problems, keys).toEqual([expect.stringMatching(/^API_KEYS: key 2 holds whitespace/)]);
       expect(problems[0]).not.toContain(keys.split(',')[1]);
     }
-    expect(loadConfig({ API_KEYS: ' a , b ,' }).apiKeys.map((k) => k.key)).toEqual(['a', 'b']);
+    expect(loadConfig({ API_KEYS: ` ${GOOD} , ${GOOD}-2 ,` }).apiKeys.map((k) => k.key)).toEqual([GOOD, `${GOOD}-2`]);
+  });
+
+  it('stops on an API key shorter than 16 characters, saying how to make one and never quoting it', () => {
+    for (const list of ['weak:admin:x', `ok:read:${GOOD},weak:admin:fifteen-chars-1`, 'x']) {
+      const problems = problemsOf({ API_KEYS: list });
+      expect(problems, list).toEqual([
+        expect.stringMatching(/^API_KEYS: key \d \(\w+\) is shorter than 16 characters/),
+      ]);
+      expect(problems[0]).toContain('openssl rand -hex 24');
+      expect(problems[0]).not.toContain('fifteen-chars-1');
+    }
+    expect(loadConfig({ API_KEYS: 'ok:read:sixteen-chars-12' }).apiKeys).toHaveLength(1);
   });
 
   it('reads named keys with roles; a bare key is an admin key named by its position', () => {
-    expect(loadConfig({ API_KEYS: 'support:read:r-1, ci:operate:o:2,legacy , ops:admin:a-3' }).apiKeys).toEqual([
-      { name: 'support', role: 'read', key: 'r-1' },
-      { name: 'ci', role: 'operate', key: 'o:2' },
-      { name: 'key3', role: 'admin', key: 'legacy' },
-      { name: 'ops', role: 'admin', key: 'a-3' },
+    expect(
+      loadConfig({ API_KEYS: `support:read:${GOOD}r-1, ci:operate:${GOOD}o:2,${GOOD}legacy , ops:admin:${GOOD}a-3` })
+        .apiKeys,
+    ).toEqual([
+      { name: 'support', role: 'read', key: `${GOOD}r-1` },
+      { name: 'ci', role: 'operate', key: `${GOOD}o:2` },
+      { name: 'key3', role: 'admin', key: `${GOOD}legacy` },
+      { name: 'ops', role: 'admin', key: `${GOOD}a-3` },
     ]);
     // Not a role: the whole entry is a bare key (keys may hold colons).
-    expect(loadConfig({ API_KEYS: 'x:owner:y' }).apiKeys).toEqual([{ name: 'key1', role: 'admin', key: 'x:owner:y' }]);
+    expect(loadConfig({ API_KEYS: `x:owner:${GOOD}` }).apiKeys).toEqual([
+      { name: 'key1', role: 'admin', key: `x:owner:${GOOD}` },
+    ]);
     const secret = 'Zq8-secret-value';
     for (const [list, problem] of [
       [`a b:read:${secret}`, /^API_KEYS: entry 1 has a name that is not/],
       ['ci:read:', /^API_KEYS: entry 1 \(ci\) has an empty key/],
-      [`ci:read:${secret},ci:admin:other`, /^API_KEYS: entry 2 repeats the name ci/],
+      [`ci:read:${secret},ci:admin:${GOOD}`, /^API_KEYS: entry 2 repeats the name ci/],
       [`ci:read:${secret},ops:admin:${secret}`, /^API_KEYS: entry 2 \(ops\) repeats the key of ci/],
     ] as const) {
       const problems = problemsOf({ API_KEYS: list });

@@ -14,7 +14,7 @@ const key = randomBytes(32);
 const linked = {
   Database: { host: 'db.proxy.test', port: 5432, username: 'postgres', database: 'jobs', password: 'pg/pa:ss@word#1' },
   Redis: { host: 'redis.test', port: 6379, username: 'default', password: 'r3d!s#auth&token^<>-' },
-  ApiKeys: { value: 'key-one,key-two' },
+  ApiKeys: { value: 'key-one-0123456789,key-two-0123456789' },
 };
 const cipher = createCipheriv('aes-256-gcm', key, Buffer.alloc(12, 0));
 const file = join(dir, 'resource.enc');
@@ -40,14 +40,17 @@ describe('credentials from SST links', () => {
     expect(db.hostname).toBe('db.proxy.test');
     const redis = new URL(config.redisUrl);
     expect(decodeURIComponent(redis.password)).toBe(linked.Redis.password);
-    expect(config.apiKeys.map((k) => k.key)).toEqual(['key-one', 'key-two']);
+    expect(config.apiKeys.map((k) => k.key)).toEqual(['key-one-0123456789', 'key-two-0123456789']);
   });
 
   it('keeps what the environment says when it says it', async () => {
     const { loadConfig } = await import('../functions/config');
-    const config = loadConfig({ DATABASE_URL: 'postgres://postgres:local@127.0.0.1/postgres', API_KEYS: 'own' });
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://postgres:local@127.0.0.1/postgres',
+      API_KEYS: 'own-key-0123456789',
+    });
     expect(new URL(config.databaseUrl).password).toBe('local');
-    expect(config.apiKeys).toEqual([{ name: 'key1', role: 'admin', key: 'own' }]);
+    expect(config.apiKeys).toEqual([{ name: 'key1', role: 'admin', key: 'own-key-0123456789' }]);
   });
 
   it('passes the password to pg and ioredis intact', async () => {

@@ -16,7 +16,7 @@ describe('start-up checks of a real process', () => {
   });
 
   it('stops on an API key with whitespace, without printing the key', async () => {
-    const child = spawnEntry('functions/local.ts', { API_KEYS: 'good-key,bad secret-key', HTTP_PORT: '0' });
+    const child = spawnEntry('functions/local.ts', { API_KEYS: 'good-key-0123456789,bad secret-key', HTTP_PORT: '0' });
     expect((await child.exited).code).toBe(1);
     expect(child.output()).toMatch(/API_KEYS: key 2 holds whitespace/);
     expect(child.output()).not.toContain('secret-key');

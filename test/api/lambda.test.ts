@@ -22,7 +22,7 @@ beforeAll(async () => {
   env = await createTestEnv('lambda');
   // The handler reads its configuration from the environment on first use, like a Lambda container does.
   Object.assign(process.env, env.childEnv, {
-    API_KEYS: 'lambda-key',
+    API_KEYS: 'lambda-key-0123456789',
     ALLOWED_HOSTS: 'abc123.execute-api.eu-west-1.amazonaws.com',
     LOG_LEVEL: 'silent',
   });
@@ -45,7 +45,7 @@ describe('functions/api.ts handler', () => {
   });
 
   it('creates and lists jobs with a key, and refuses without one', async () => {
-    const auth = { authorization: 'Bearer lambda-key', 'content-type': 'application/json' };
+    const auth = { authorization: 'Bearer lambda-key-0123456789', 'content-type': 'application/json' };
     const created = await invoke(
       httpApiEvent({
         method: 'POST',

@@ -3,14 +3,15 @@
  * `read` key sees the pages but no create, edit, trigger or delete control (and the create form is refused); an
  * `operate` key can run a job now but sees no create, edit or delete control (and is refused the create form).
  */
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { HAS_CHROMIUM, CHROMIUM, VIEWPORTS, launchBrowser, screenshot, startStack, watch, type Stack } from './support';
 
 const KEYS = {
-  read: `rd-${Math.random().toString(36).slice(2)}`,
-  operate: `op-${Math.random().toString(36).slice(2)}`,
-  admin: `ad-${Math.random().toString(36).slice(2)}`,
+  read: `rd-${randomBytes(12).toString('hex')}`,
+  operate: `op-${randomBytes(12).toString('hex')}`,
+  admin: `ad-${randomBytes(12).toString('hex')}`,
 };
 
 const title = HAS_CHROMIUM

@@ -10,7 +10,7 @@ const deploy = (jobs: unknown[]) =>
   api.handler({ source: 'deploy', jobs }, lambdaContext({ functionName: 'ApiHandler', timeoutMs: 30_000 }));
 
 beforeAll(async () => {
-  env = await lambdaTestEnv('ldeploy', { API_KEYS: 'some-key' });
+  env = await lambdaTestEnv('ldeploy', { API_KEYS: 'deploy-jobs-key-0123' });
   api = await import('../../functions/api');
 });
 afterAll(async () => {

@@ -10,7 +10,15 @@ export { JobCreate } from './schemas/jobs';
 export { bodyChanges, specBody, toJobSpec } from './serializers';
 // Roles and keys, shared with the dashboard and with functions/config.ts.
 export { accessOf, actorOf, needs, OPEN_PRINCIPAL, refuseBelow, type RouteAccess } from './auth';
-export { apiKeyList, keyFingerprint, keyMatcher, parseApiKeys, type ApiKey, type Principal } from './keys';
+export {
+  API_KEY_MIN_LENGTH,
+  apiKeyList,
+  keyFingerprint,
+  keyMatcher,
+  parseApiKeys,
+  type ApiKey,
+  type Principal,
+} from './keys';
 export { sourceAddress } from './source';
 export { auditJson } from './routes/audit';
 // Series read at scrape time, rendered by prom-client (the worker process's /metrics uses them too).

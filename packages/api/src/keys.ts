@@ -19,6 +19,9 @@ export interface Principal {
 }
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Fewest characters a key may have: a short key can be guessed (METRICS_TOKEN has the same floor). */
+export const API_KEY_MIN_LENGTH = 16;
 const NAMED_ENTRY = new RegExp(`^([^:]*):(${ROLES.join('|')}):(.*)$`);
 
 /**
@@ -44,6 +47,10 @@ export function parseApiKeys(list: string): { keys: ApiKey[]; problems: string[]
     } else if (!/^[\x21-\x7e]+$/.test(key)) {
       problems.push(
         `API_KEYS: key ${i + 1} holds whitespace or a character outside printable ASCII; a bearer token cannot carry it`,
+      );
+    } else if (key.length < API_KEY_MIN_LENGTH) {
+      problems.push(
+        `API_KEYS: key ${i + 1} (${name}) is shorter than ${API_KEY_MIN_LENGTH} characters and could be guessed; make one with \`openssl rand -hex 24\``,
       );
     } else if (keys.some((k) => k.name === name)) {
       problems.push(

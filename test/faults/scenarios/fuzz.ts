@@ -33,7 +33,7 @@ import {
 } from '../hostile';
 import { verdict, type ScenarioDef } from '../types';
 
-const KEYS = ['k-fuzz-Alpha_1', 'k-fuzz-Beta_2'];
+const KEYS = ['k-fuzz-Alpha_1-0123', 'k-fuzz-Beta_2-01234'];
 const BODY_LIMIT = 262_144;
 
 type Expect = 'reject' | 'unauth' | 'any';
