@@ -34,6 +34,8 @@ const TICK_RESERVE_MS = 15_000;
 const WAKE_RESERVE_MS = 5_000;
 /** Longest wait for EventBridge to take the events (the next tick publishes again anyway). */
 const FLUSH_MAX_MS = 10_000;
+/** Time the flush leaves for the queue metrics, which report whether it succeeded. */
+const METRICS_RESERVE_MS = 3_000;
 /** Longest the retention pass may take in one tick (it continues in the next one). */
 const RETENTION_BUDGET_MS = 5_000;
 /** Where the retention sweep is, kept while the Lambda container lives. */
@@ -134,6 +136,17 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
   } else skip('access_prune');
 
   summary.wake = await pass('wake', () => wakeWorkers(ctx));
+  // The flush comes before the metrics: an EventBridge (or NAT) outage is then one of this tick's step errors, and
+  // TickStepErrors carries it to the tick alarm. Published after it, the failure would show in the log only.
+  if (ctx.events) {
+    const delivered = await ctx.events.flush(Math.min(FLUSH_MAX_MS, budgetMs(context, METRICS_RESERVE_MS)));
+    if (summary.wake) summary.wake.delivered = summary.wake.published ? delivered : null;
+    if (!delivered)
+      summary.errors.push({
+        step: 'events',
+        error: 'EventBridge did not take every event in time; the rest stay buffered',
+      });
+  }
   const metrics = ctx.metrics;
   if (metrics) {
     // "Active" as the API's /workers has it: a heartbeat within two lease timeouts.
@@ -144,15 +157,6 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
         stepErrors: summary.errors.length,
       }),
     );
-  }
-  if (ctx.events) {
-    const delivered = await ctx.events.flush(Math.min(FLUSH_MAX_MS, budgetMs(context, 1000)));
-    if (summary.wake) summary.wake.delivered = summary.wake.published ? delivered : null;
-    if (!delivered)
-      summary.errors.push({
-        step: 'events',
-        error: 'EventBridge did not take every event in time; the rest stay buffered',
-      });
   }
   summary.ms = Date.now() - started;
   const busy = (summary.tick?.created ?? 0) > 0 || summary.wake?.published || summary.errors.length > 0;

@@ -153,6 +153,55 @@ describe('tick Lambda', () => {
     expect(result.errors.map((e) => e.step)).toContain('events');
   });
 
+  describe('an EventBridge outage reaches the tick alarm (TickStepErrors, in the same invocation)', () => {
+    /** The invocation's EMF lines, with its result. */
+    const invokeCapturingEmf = async (timeoutMs = 60_000) => {
+      const writes = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+      let lines: string[];
+      let result;
+      try {
+        result = await handler(scheduledEvent(), lambdaContext({ functionName: 'Tick', timeoutMs }));
+      } finally {
+        lines = writes.mock.calls.flatMap(([chunk]) => String(chunk).split('\n'));
+        writes.mockRestore();
+      }
+      const docs = lines.filter((line) => line.includes('"_aws"')).map((line) => JSON.parse(line));
+      return { result: result!, fleet: docs.find((d) => d.Lane === undefined) };
+    };
+
+    it('EventBridge answers every entry with a failure', async () => {
+      await env.setEnv({ METRICS_NAMESPACE: 'jobs-scheduler/test' });
+      await yearlyJobDueAt(-2000);
+      bus.failEntry = () => ({ ErrorCode: 'InternalFailure', ErrorMessage: 'Internal service error' });
+      const { result, fleet } = await invokeCapturingEmf();
+      expect(bus.calls.length).toBeGreaterThan(0);
+      expect(bus.delivered).toEqual([]);
+      expect(result.wake).toMatchObject({ published: true, delivered: false });
+      expect(result.errors.map((e) => e.step)).toEqual(['events']);
+      // What the alarm sums: the failed flush is in it, not only in the log line.
+      expect(fleet.TickStepErrors).toBe(1);
+    });
+
+    it('EventBridge is unreachable (the NAT is down)', async () => {
+      await env.setEnv({
+        METRICS_NAMESPACE: 'jobs-scheduler/test',
+        AWS_ENDPOINT_URL_EVENTBRIDGE: await deadEndpoint(),
+      });
+      await yearlyJobDueAt(-2000);
+      const { result, fleet } = await invokeCapturingEmf(8_000);
+      expect(result.errors.map((e) => e.step)).toEqual(['events']);
+      expect(fleet.TickStepErrors).toBe(1);
+    });
+
+    it('a tick whose events went out reports no step error', async () => {
+      await env.setEnv({ METRICS_NAMESPACE: 'jobs-scheduler/test' });
+      await yearlyJobDueAt(-2000);
+      const { result, fleet } = await invokeCapturingEmf();
+      expect(result.wake).toMatchObject({ published: true, delivered: true });
+      expect(fleet.TickStepErrors).toBe(0);
+    });
+  });
+
   it('writes the queue metrics as CloudWatch EMF lines: depth, running, oldest wait and dead-lettered per lane, finished attempts, container workers', async () => {
     await env.setEnv({ METRICS_NAMESPACE: 'jobs-scheduler/test' });
     const long = await env.job({ handler: 'noop', lane: 'long', timeoutMs: 3_600_000 });
