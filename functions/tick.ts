@@ -2,7 +2,8 @@
  * The scheduler tick on Lambda, run every minute by an EventBridge schedule (infra/scheduler.ts): one scheduler
  * pass, the reaper, the reconciler and the retention pass within the invocation's time budget, then a
  * `work-available` event on the bus
- * that wakes a worker Lambda (infra/workers.ts) when short-lane work is ready or due within the lookahead, and the
+ * that wakes a worker Lambda (infra/workers.ts) when short-lane work ready or due before the next tick exceeds what
+ * the running container workers have room for, and the
  * queue metrics the container service scales on (queue-metrics.ts, when METRICS_NAMESPACE is set).
  *
  * A partial failure (Redis away, one pass failing) is logged and reported in the result: every pass is safe to
@@ -19,6 +20,7 @@ import {
   type PruneResult,
   type ReapResult,
   type TickResult,
+  type WorkerInfo,
 } from '@jobs/core';
 import type { Context as LambdaContext, ScheduledEvent } from 'aws-lambda';
 import { pruneAccessOnce } from './access-retention';
@@ -48,11 +50,15 @@ export interface TickSummary {
   reaped: ReapResult | null;
   reconciled: { scanned: number; pushed: number } | null;
   pruned: PruneResult | null;
-  /** Short-lane depth as the wake-up saw it; `workers` work-available events were sent (`published` when any). */
+  /**
+   * Short-lane depth as the wake-up saw it, and the free slots of the container workers serving it; `workers`
+   * work-available events were sent (`published` when any) for the rest.
+   */
   wake: {
     ready: number;
     delayed: number;
     dueSoon: number;
+    containerSlots: number;
     workers: number;
     published: boolean;
     delivered: boolean | null;
@@ -165,31 +171,55 @@ export async function tick(_event: ScheduledEvent, context: LambdaContext): Prom
 }
 
 /**
- * Publishes `work-available` when the short lane has ids ready, or delayed ids due before the next tick (fire
- * times the tick just materialised, retries whose backoff ends soon). Work due later wakes nobody yet.
- * One event wakes one worker Lambda; a backlog wakes one per WORKER_CONCURRENCY ids waiting, at most
- * WAKE_MAX_WORKERS a tick. Lambdas still draining from earlier ticks are not subtracted: work still waiting means
- * they are not keeping up, and a woken Lambda that finds nothing returns at once.
+ * Publishes `work-available` when the short lane has more ids ready, or delayed ids due before the next tick (fire
+ * times the tick just materialised, retries whose backoff ends soon), than the running container workers have free
+ * slots for: they serve the short lane too, are paid for whether busy or not, and claim delayed ids as they come
+ * due. Work due later wakes nobody yet. One event wakes one worker Lambda; the backlog beyond the containers wakes
+ * one per WORKER_CONCURRENCY ids, at most WAKE_MAX_WORKERS a tick. Lambdas still draining from earlier ticks are not
+ * subtracted: work still waiting means they are not keeping up, and a woken Lambda that finds nothing returns at once.
  */
 async function wakeWorkers(ctx: LambdaResources): Promise<NonNullable<TickSummary['wake']>> {
-  const depth = (await ctx.queue.depth()).short;
+  const [depths, workers] = await Promise.all([
+    ctx.queue.depth(),
+    // "Active" as the API's /workers has it: a heartbeat within two lease timeouts.
+    ctx.store.workerListActive(2 * ctx.config.leaseMs),
+  ]);
+  const depth = depths.short;
   // Only what comes due before the next tick: a woken Lambda waits for it (functions/worker.ts), and what is due
   // later is the next tick's to wake for.
   const dueSoon = await ctx.queue.dueCount({ lane: 'short', before: new Date(Date.now() + wakeHorizonMs(ctx.config)) });
-  const wake = { ready: depth.ready, delayed: depth.delayed, dueSoon, workers: 0, published: false, delivered: null };
-  if (depth.ready === 0 && dueSoon === 0) return wake;
+  const containerSlots = containerSlotsFree(workers, depths.long.ready);
+  const beyond = Math.max(0, depth.ready + dueSoon - containerSlots);
+  const wake = {
+    ready: depth.ready,
+    delayed: depth.delayed,
+    dueSoon,
+    containerSlots,
+    workers: 0,
+    published: false,
+    delivered: null,
+  };
+  if (beyond === 0) return wake;
   if (!ctx.events) {
     ctx.logger.debug({ event: 'lambda.tick_no_bus', reason: 'EVENT_BUS_NAME is not set: no worker Lambda to wake' });
     return wake;
   }
   const detail: WorkAvailableDetail = { lanes: { short: { ready: depth.ready, delayed: depth.delayed } } };
-  const workers = Math.min(
-    ctx.config.wakeMaxWorkers,
-    Math.ceil((depth.ready + dueSoon) / ctx.config.workerConcurrency),
-  );
-  for (let i = 0; i < workers; i++)
+  const count = Math.min(ctx.config.wakeMaxWorkers, Math.ceil(beyond / ctx.config.workerConcurrency));
+  for (let i = 0; i < count; i++)
     ctx.events.publish(WORK_AVAILABLE_DETAIL_TYPE, detail as unknown as Record<string, unknown>);
-  return { ...wake, workers, published: true };
+  return { ...wake, workers: count, published: true };
+}
+
+/**
+ * Short-lane attempts the running container (and local) workers can take now: their free slots as their last
+ * heartbeat reported them, less the long lane's ready ids, which only they can run.
+ */
+export function containerSlotsFree(workers: readonly WorkerInfo[], longReady: number): number {
+  const free = workers
+    .filter((w) => w.kind !== 'lambda' && w.lanes.includes('short'))
+    .reduce((sum, w) => sum + Math.max(0, w.concurrency - w.inFlight), 0);
+  return Math.max(0, free - longReady);
 }
 
 async function pgReachable(ctx: LambdaResources): Promise<boolean> {

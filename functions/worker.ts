@@ -1,7 +1,8 @@
 /**
  * The short-lane worker on Lambda, invoked by the bus rule on every `work-available` event (infra/workers.ts).
  * It drains the `short` lane (never `long`: those jobs may outlive any Lambda) until either no work has been seen
- * for IDLE_EXIT_MS (and nothing delayed comes due before the next tick, which the tick woke it for), or its
+ * for IDLE_EXIT_MS (and nothing delayed comes due before the next tick after its start, which the tick woke it
+ * for), or its
  * remaining time drops below the longest attempt it may start (SHORT_LANE_MAX_TIMEOUT) plus
  * a margin (SHUTDOWN_GRACE, or 10 s when that is 0): it never starts an attempt it cannot finish. It then waits for
  * its running attempts, writes every outcome, deregisters and returns its counts.
@@ -133,7 +134,13 @@ export async function drainShortLane(
   );
   let counts: WorkerCounts;
   try {
-    counts = await worker.drain({ mayClaim, idleExitMs: IDLE_EXIT_MS, waitForDueWithinMs: wakeHorizonMs(config) });
+    // Waits for delayed work only up to the next tick's wake-up, counted from the start of this invocation: that tick
+    // wakes a worker for what comes due after it, so a job due every minute does not keep this one alive.
+    counts = await worker.drain({
+      mayClaim,
+      idleExitMs: IDLE_EXIT_MS,
+      waitForDueBefore: started + wakeHorizonMs(config),
+    });
   } finally {
     clearTimeout(lastResort);
     active = null;

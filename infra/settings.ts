@@ -31,6 +31,12 @@ export interface StageSettings {
   containerCpu: '0.25 vCPU' | '0.5 vCPU' | '1 vCPU';
   containerMemory: '0.5 GB' | '1 GB' | '2 GB';
   /**
+   * The worker Lambda's memory (and with it its CPU share). Its attempts wait on HTTP targets, commands or sleeps;
+   * the runtime's own work per attempt is a few queries: 512 MB, half the component's default, halves the price of
+   * every second a woken worker runs.
+   */
+  workerMemory: '512 MB' | '1024 MB' | '2048 MB';
+  /**
    * Transitions published to the EventBridge bus (EVENT_TRANSITIONS): every transition costs a PutEvents entry, so
    * the default is the ones someone acts on; `all` for every transition.
    */
@@ -48,6 +54,7 @@ export const DEFAULT_SETTINGS: StageSettings = {
   redisSnapshotDays: 0,
   containerCpu: '0.25 vCPU',
   containerMemory: '1 GB',
+  workerMemory: '512 MB',
   eventTransitions: 'failed,dead',
   bastion: true,
 };

@@ -34,6 +34,7 @@ export const workerFunction = new sst.aws.Function('Worker', {
   ...lambdaDefaults,
   handler: 'functions/worker.handler',
   timeout: `${WORKER_LAMBDA_TIMEOUT_SECONDS} seconds`,
+  memory: settings.workerMemory,
   // Bounds the fleet, and with it the connections it holds (infra/budget.ts).
   concurrency: { reserved: budget.workerReserved },
   // A wake-up is only a hint: the next tick sends another and the reaper recovers leases,

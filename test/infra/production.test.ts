@@ -56,6 +56,10 @@ describe.each(scenarios)('$title', (scenario) => {
     }
   });
 
+  it('sizes the worker Lambda to its work: 512 MB, not the component default of 1024 MB', () => {
+    expect(fn('Worker').args.memory).toBe('512 MB');
+  });
+
   it('keeps every secret out of every plain environment', () => {
     const secrets = [
       FAKE.postgres.password,

@@ -1,5 +1,6 @@
 /** functions/tick.ts invoked with the EventBridge "Scheduled Event", against real PostgreSQL, Redis and a PutEvents endpoint. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Lane } from '@jobs/core';
 import { handler } from '../../functions/tick';
 import { lambdaContext, scheduledEvent } from '../fixtures/events';
 import { lambdaTestEnv, type LambdaTestEnv } from './harness';
@@ -18,6 +19,14 @@ const yearlyJobDueAt = async (offsetMs: number) => {
   ]);
   return job;
 };
+const registerWorker = (w: {
+  id: string;
+  kind: 'container' | 'lambda';
+  lanes: Lane[];
+  concurrency: number;
+  inFlight: number;
+}) =>
+  env.store.workerUpsert({ ...w, host: 'test', version: 'test', startedAt: new Date(), lastHeartbeatAt: new Date() });
 const details = (type: string) => bus.delivered.filter((e) => e.DetailType === type).map((e) => JSON.parse(e.Detail!));
 
 beforeEach(async () => {
@@ -48,7 +57,15 @@ describe('tick Lambda', () => {
     const after = await env.store.jobGet(job.id);
     expect(after!.nextRunAt!.getTime()).toBeGreaterThan(Date.now() + 120_000);
 
-    expect(result.wake).toEqual({ ready: 1, delayed: 0, dueSoon: 0, workers: 1, published: true, delivered: true });
+    expect(result.wake).toEqual({
+      ready: 1,
+      delayed: 0,
+      dueSoon: 0,
+      containerSlots: 0,
+      workers: 1,
+      published: true,
+      delivered: true,
+    });
     const wake = bus.delivered.filter((e) => e.DetailType === 'work-available');
     expect(wake).toHaveLength(1);
     expect(wake[0]).toMatchObject({ EventBusName: 'jobs-test-bus', Source: 'jobs.scheduler' });
@@ -94,6 +111,68 @@ describe('tick Lambda', () => {
     result = await invoke();
     expect(result.wake).toMatchObject({ ready: 106, workers: 5 });
     expect(details('work-available')).toHaveLength(3 + 5);
+  });
+
+  it('wakes no Lambda for a per-minute job when a container worker serving the short lane has room', async () => {
+    // The container's heartbeat row, as functions/worker-process.ts writes it (kind container, both lanes).
+    await registerWorker({
+      id: 'container-1',
+      kind: 'container',
+      lanes: ['long', 'short'],
+      concurrency: 8,
+      inFlight: 0,
+    });
+    const job = await env.job({ cronExpr: '* * * * *', handler: 'noop' });
+    await env.pool.query(`UPDATE jobs SET next_run_at = now() + interval '30 seconds' WHERE id = $1`, [job.id]);
+    for (let minute = 0; minute < 3; minute++) {
+      const result = await invoke();
+      expect(result.wake!.dueSoon).toBeGreaterThan(0);
+      expect(result.wake).toMatchObject({ containerSlots: 8, workers: 0, published: false });
+    }
+    expect(details('work-available')).toEqual([]);
+  });
+
+  it("wakes Lambdas only for the backlog beyond the container workers' free slots", async () => {
+    await env.setEnv({ WORKER_CONCURRENCY: '4', WAKE_MAX_WORKERS: '10' });
+    const jobs = { short: await env.job({ handler: 'noop' }), long: await env.job({ handler: 'noop', lane: 'long' }) };
+    const enqueue = async (n: number, lane: Lane = 'short') => {
+      const created = await env.store.executionsEnqueueMany({
+        jobId: jobs[lane].id,
+        payloads: Array.from({ length: n }, () => null),
+      });
+      await env.queue.push(created.map((c) => ({ ...c, dueAt: new Date() })));
+    };
+    await registerWorker({
+      id: 'container-1',
+      kind: 'container',
+      lanes: ['long', 'short'],
+      concurrency: 8,
+      inFlight: 2,
+    });
+    await registerWorker({
+      id: 'container-2',
+      kind: 'container',
+      lanes: ['long', 'short'],
+      concurrency: 8,
+      inFlight: 8,
+    });
+    // Neither a Lambda worker (it leaves soon) nor a long-only worker takes short-lane work.
+    await registerWorker({ id: 'lambda-1', kind: 'lambda', lanes: ['short'], concurrency: 4, inFlight: 0 });
+    await registerWorker({ id: 'container-long', kind: 'container', lanes: ['long'], concurrency: 8, inFlight: 0 });
+    await enqueue(6);
+    let result = await invoke();
+    expect(result.wake).toMatchObject({ ready: 6, containerSlots: 6, workers: 0, published: false });
+
+    await enqueue(14);
+    result = await invoke();
+    // 20 ready, 6 free slots: 14 beyond them, one Lambda per 4.
+    expect(result.wake).toMatchObject({ ready: 20, containerSlots: 6, workers: 4, published: true });
+    expect(details('work-available')).toHaveLength(4);
+
+    // Long-lane work waiting takes the containers' slots first: only they can run it.
+    await enqueue(5, 'long');
+    result = await invoke();
+    expect(result.wake).toMatchObject({ ready: 20, containerSlots: 1, workers: 5 });
   });
 
   it('leaves a fire time due after the next tick to that tick (a woken Lambda would only wait for it)', async () => {

@@ -23,7 +23,12 @@ const statuses = async (where: string, params: unknown[]) =>
 
 beforeEach(async () => {
   bus = await startPutEventsServer();
-  env = await lambdaTestEnv('lworker', { ...bus.env(), EVENT_BUS_NAME: 'jobs-test-bus', EVENT_TRANSITIONS: 'all', WORKER_CONCURRENCY: '4' });
+  env = await lambdaTestEnv('lworker', {
+    ...bus.env(),
+    EVENT_BUS_NAME: 'jobs-test-bus',
+    EVENT_TRANSITIONS: 'all',
+    WORKER_CONCURRENCY: '4',
+  });
 });
 afterEach(async () => {
   await env.cleanup();
@@ -178,5 +183,20 @@ describe('worker Lambda', () => {
     const result = await invoke();
     expect(result).toMatchObject({ claimed: 0, stoppedBy: 'idle' });
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+  it('waits only for delayed work due before the next tick after its start: a job due every few seconds does not keep it alive', async () => {
+    // Next tick 1 s away, so the wait is bounded 6 s after the start (SCHEDULE_INTERVAL + 5 s). Fire times every
+    // 3 s stand for a per-minute job: a window re-evaluated on every loop would always see the next one.
+    await env.setEnv({ SCHEDULE_INTERVAL: '1s', LOOKAHEAD: '5s' });
+    const job = await env.job({ handler: 'noop' });
+    const created = await env.store.executionsEnqueueMany({ jobId: job.id, payloads: [null, null, null, null, null] });
+    const started = Date.now();
+    await env.queue.push(created.map((c, i) => ({ ...c, dueAt: new Date(started + 1_500 + i * 3_000) })));
+    const result = await invoke();
+    const returnedAt = Date.now();
+    // The ones due at 1.5 s and 4.5 s, then 2 s idle: gone before the one due at 7.5 s.
+    expect(result).toMatchObject({ claimed: 2, succeeded: 2, stoppedBy: 'idle' });
+    expect(returnedAt - started).toBeLessThan(7_500);
+    expect((await env.queue.depth()).short).toMatchObject({ delayed: 3, running: 0 });
   });
 });

@@ -59,10 +59,12 @@ export interface DrainOptions {
   /** Stop once no work has been seen for this long. */
   idleExitMs?: number;
   /**
-   * Do not stop for idleness while a lane's next delayed id is due within this long: wait for it instead. A worker
-   * Lambda woken for a fire time a few seconds away must not return just before it comes due.
+   * Do not stop for idleness while a lane's next delayed id is due before this instant (epoch ms): wait for it
+   * instead. A worker Lambda woken for a fire time a few seconds away must not return just before it comes due. A
+   * fixed instant, not a window from now: a window moves with every loop, so a job due every minute would keep the
+   * worker waiting until its time runs out.
    */
-  waitForDueWithinMs?: number;
+  waitForDueBefore?: number;
 }
 
 export interface WorkerCounts {
@@ -309,7 +311,7 @@ export class Worker {
       let dueSoon = false;
       for (const due of nextDue.values()) {
         waitMs = Math.max(0, Math.min(waitMs, due - Date.now()));
-        if (due - Date.now() <= (drain.waitForDueWithinMs ?? 0)) dueSoon = true;
+        if (drain.waitForDueBefore !== undefined && due <= drain.waitForDueBefore) dueSoon = true;
       }
       if (drain.idleExitMs !== undefined && Date.now() - idleSince >= drain.idleExitMs && !dueSoon) break;
       if (drain.idleExitMs !== undefined) waitMs = Math.min(waitMs, Math.max(1, drain.idleExitMs));
