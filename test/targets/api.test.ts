@@ -181,7 +181,7 @@ describe('creating targets', () => {
     expect(await detail({ lambda: { function: 'f', qualifier: 'a:b' } })).toMatchObject({ path: 'lambda.qualifier' });
   });
 
-  it('refuses a literal denied address at create (loopback, private, metadata, CGNAT, unique-local, mapped)', async () => {
+  it('refuses a literal denied address at create (loopback, private, metadata, CGNAT, unique-local, mapped, compatible)', async () => {
     for (const host of [
       '127.0.0.2',
       '[::1]',
@@ -192,6 +192,10 @@ describe('creating targets', () => {
       '0.0.0.0',
       '[::ffff:127.0.0.1]',
       '2130706433',
+      '[::127.0.0.1]',
+      '[::a9fe:a9fe]',
+      '[::7f00:1]',
+      '[::10.0.0.1]',
     ]) {
       const res = await h.call('POST', '/api/v1/jobs', { body: { name: 'x', http: { url: `http://${host}/hook` } } });
       expect(res.status, host).toBe(400);

@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAddressPolicy, LazyAbort, type HttpTarget, type StartedExecution } from '@jobs/core';
-import { createRunner, verifySignature, type RunnerOptions } from '@jobs/runner';
+import { ADDRESS_REFUSED, createRunner, guardedLookup, verifySignature, type RunnerOptions } from '@jobs/runner';
+import type { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { startReceiver, type Receiver } from './receiver';
 
 let receiver: Receiver;
@@ -212,6 +213,30 @@ describe('HTTP target: the address guard', () => {
       );
     }
     expect(receiver.requests).toEqual([]);
+  });
+
+  it('refuses IPv4-compatible IPv6 literals (::/96) as final, without connecting', async () => {
+    for (const host of ['[::127.0.0.1]', '[::a9fe:a9fe]', '[::7f00:1]']) {
+      const result = await run(started({ url: receiver.url('/hook', host) }), denyAll);
+      expect(result, host).toMatchObject({ ok: false, final: true });
+      expect(result.error, host).toMatch(/^refused: ::[0-9a-f:]+ is an IPv4-compatible IPv6 address \(::\/96/);
+    }
+    // Allowing 127.0.0.0/8 does not open its IPv4-compatible spelling.
+    const result = await run(started({ url: receiver.url('/hook', '[::127.0.0.1]') }), { policy: loopbackAllowed });
+    expect(result).toMatchObject({ ok: false, final: true });
+    expect(receiver.requests).toEqual([]);
+  });
+
+  it('refuses a name that resolves to an IPv4-compatible IPv6 address', async () => {
+    const resolve = ((_host: string, _options: unknown, callback: (e: null, a: LookupAddress[]) => void) =>
+      callback(null, [{ address: '::a9fe:a9fe', family: 6 }])) as unknown as typeof dnsLookup;
+    const refused = await new Promise<(Error & { code?: string }) | null>((done) =>
+      guardedLookup(createAddressPolicy(), resolve)('metadata.example', { all: true }, (error) => done(error)),
+    );
+    expect(refused?.code).toBe(ADDRESS_REFUSED);
+    expect(refused?.message).toMatch(
+      /^metadata\.example resolves to ::a9fe:a9fe is an IPv4-compatible .* 169\.254\.169\.254/,
+    );
   });
 
   it('refuses a name that resolves to loopback (checked on the resolved addresses)', async () => {

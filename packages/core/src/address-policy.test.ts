@@ -25,6 +25,12 @@ describe('address policy', () => {
       ['224.0.0.1', /multicast/],
       ['255.255.255.255', /broadcast/],
       ['64:ff9b::a00:1', /reserved address \(rfc6052\)/],
+      ['::7f00:1', /^::7f00:1 is an IPv4-compatible IPv6 address \(::\/96, deprecated; it carries 127\.0\.0\.1\)/],
+      ['::127.0.0.1', /^::7f00:1 is an IPv4-compatible .* carries 127\.0\.0\.1/],
+      ['::a9fe:a9fe', /IPv4-compatible .* carries 169\.254\.169\.254/],
+      ['::a00:1', /IPv4-compatible .* carries 10\.0\.0\.1/],
+      // The whole range, whatever it carries: no public service is reached through it.
+      ['::8.8.8.8', /^::808:808 is an IPv4-compatible .* carries 8\.8\.8\.8/],
     ];
     for (const [address, why] of refused) expect(deny.refuseAddress(address), address).toMatch(why);
   });
@@ -33,6 +39,9 @@ describe('address policy', () => {
     expect(deny.refuseLiteralHost(new URL('http://[::1]:8080/x'))).toMatch(/loopback/);
     expect(deny.refuseLiteralHost(new URL('http://2130706433/'))).toMatch(/^127\.0\.0\.1 is a loopback/);
     expect(deny.refuseLiteralHost(new URL('http://0x7f.1/'))).toMatch(/loopback/);
+    expect(deny.refuseLiteralHost(new URL('http://[::127.0.0.1]/'))).toMatch(/IPv4-compatible .* 127\.0\.0\.1/);
+    expect(deny.refuseLiteralHost(new URL('http://[::a9fe:a9fe]/'))).toMatch(/IPv4-compatible .* 169\.254\.169\.254/);
+    expect(deny.refuseLiteralHost(new URL('http://[0:0:0:0:0:0:a9fe:a9fe]/'))).toMatch(/IPv4-compatible/);
     expect(deny.refuseLiteralHost(new URL('http://localhost/'))).toBeNull();
     expect(deny.refuseLiteralHost(new URL('https://api.example.com/'))).toBeNull();
   });
@@ -50,6 +59,9 @@ describe('address policy', () => {
     expect(policy.refuseAddress('::ffff:127.0.0.1')).toBeNull();
     expect(policy.refuseAddress('127.0.0.2')).toMatch(/loopback/);
     expect(policy.refuseAddress('::1')).toBeNull();
+    // Allowing 127.0.0.1 does not allow its IPv4-compatible spelling; listing the IPv6 range does.
+    expect(policy.refuseAddress('::7f00:1')).toMatch(/IPv4-compatible/);
+    expect(createAddressPolicy({ cidrs: ['::/96'] }).refuseAddress('::127.0.0.1')).toBeNull();
     expect(policy.allowsHost('LOCALHOST')).toBe(true);
     expect(policy.allowsHost('other.example.com')).toBe(false);
     expect(parseAllowList('10.0.0.0/33, a_b, ok.example').problems).toEqual([

@@ -4,7 +4,9 @@
  * Only public unicast addresses are allowed by default: loopback, private (RFC 1918), link-local (169.254.0.0/16,
  * where cloud metadata endpoints live, and fe80::/10), CGNAT (100.64.0.0/10), unique-local (fc00::/7, fd00:ec2::254
  * included), unspecified, multicast, broadcast and the reserved and translation ranges are denied. IPv4-mapped IPv6
- * (`::ffff:127.0.0.1`) is judged as the IPv4 address it carries. `HTTP_TARGET_ALLOW` lists CIDRs (or single
+ * (`::ffff:127.0.0.1`) is judged as the IPv4 address it carries. IPv4-compatible IPv6 (`::/96` but `::` and `::1`,
+ * deprecated since RFC 4291: `::127.0.0.1`, spelled `::7f00:1` once a URL parser has read it) is refused whatever it
+ * carries, as the NAT64 and 6to4 ranges are: no public service needs it. `HTTP_TARGET_ALLOW` lists CIDRs (or single
  * addresses) and host names that are allowed anyway: an allowed host name skips the check for whatever it resolves to.
  */
 import ipaddr from 'ipaddr.js';
@@ -34,6 +36,35 @@ const RANGE_WORDS: Record<string, string> = {
 
 type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
+const IPV4_COMPATIBLE: Cidr = [ipaddr.IPv6.parse('::'), 96];
+
+/**
+ * An IPv6 address as the URL standard spells it (`::127.0.0.1` is `::7f00:1`); other text unchanged. ipaddr.js
+ * reads a dotted tail after `::` as IPv4-mapped, which would judge `::8.8.8.8` by the wrong rule.
+ */
+function canonical(text: string): string {
+  if (!text.includes(':')) return text;
+  try {
+    return new URL(`http://[${text.replace(/^\[|\]$/g, '')}]/`).hostname.slice(1, -1);
+  } catch {
+    return text;
+  }
+}
+
+/** The IPv4 address an IPv4-compatible IPv6 address (`::a.b.c.d`, not `::` or `::1`) carries, or null. */
+function ipv4Compatible(text: string): string | null {
+  let address: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    address = ipaddr.parse(text);
+  } catch {
+    return null;
+  }
+  if (address.kind() !== 'ipv6' || !address.match(IPV4_COMPATIBLE)) return null;
+  const bytes = address.toByteArray().slice(12);
+  const carried = new ipaddr.IPv4(bytes);
+  return carried.toString() === '0.0.0.0' || carried.toString() === '0.0.0.1' ? null : carried.toString();
+}
+
 /**
  * Parses an allow list (`HTTP_TARGET_ALLOW`: comma- or space-separated CIDRs, addresses and host names).
  * @example createAddressPolicy(parseAllowList('10.0.0.0/8, internal.example.com'))
@@ -58,7 +89,7 @@ export function parseAllowList(text: string): { cidrs: string[]; hosts: string[]
 function toCidr(entry: string): Cidr | null {
   try {
     if (entry.includes('/')) return ipaddr.parseCIDR(entry) as Cidr;
-    const address = ipaddr.process(entry.replace(/^\[|\]$/g, ''));
+    const address = ipaddr.process(canonical(entry.replace(/^\[|\]$/g, '')));
     return [address, address.kind() === 'ipv4' ? 32 : 128];
   } catch {
     return null;
@@ -74,13 +105,19 @@ export function createAddressPolicy(
     cidrs.some(([range, bits]) => range.kind() === address.kind() && address.match(range, bits));
 
   const policy: AddressPolicy = {
-    refuseAddress(text) {
+    refuseAddress(given) {
+      const text = canonical(given);
+      const carried = ipv4Compatible(text);
+      if (carried !== null && !allowed(ipaddr.parse(text))) {
+        const spelled = ipaddr.parse(text).toString();
+        return `${spelled} is an IPv4-compatible IPv6 address (::/96, deprecated; it carries ${carried}); HTTP targets may only reach public addresses unless HTTP_TARGET_ALLOW lists it`;
+      }
       let address: ipaddr.IPv4 | ipaddr.IPv6;
       try {
         // process(): an IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
         address = ipaddr.process(text);
       } catch {
-        return `${JSON.stringify(text)} is not an IP address`;
+        return `${JSON.stringify(given)} is not an IP address`;
       }
       const range = address.range();
       if (range === 'unicast' || allowed(address)) return null;
