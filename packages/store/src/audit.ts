@@ -61,7 +61,9 @@ export function audited<T>(
 
 export async function auditList(pool: pg.Pool, filter: AuditListFilter): Promise<AuditRow[]> {
   const { rows } = await pool.query(
-    `SELECT id::text, at, key_name, action, target, outcome, request_id, source, changes FROM audit_log
+    // `id` as it is (pg hands a bigint over as a string): an `id::text` output column named id would be what ORDER BY
+    // id sorts, as text, and the newest rows would sort below older ones of fewer digits.
+    `SELECT id, at, key_name, action, target, outcome, request_id, source, changes FROM audit_log
      WHERE ($1::text IS NULL OR key_name = $1) AND ($2::text IS NULL OR action = $2) AND ($3::text IS NULL OR target = $3)
        AND ($4::bigint IS NULL OR id < $4) AND ($6::text IS NULL OR outcome = $6)
      ORDER BY id DESC LIMIT $5`,
