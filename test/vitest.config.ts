@@ -15,6 +15,7 @@ export const QUEUE_TESTS = [
   'test/flow/*.test.ts',
   'test/lambda/worker.test.ts',
   'test/output.test.ts',
+  'test/deliveries.test.ts',
 ];
 
 const shared = {

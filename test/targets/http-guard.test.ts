@@ -43,6 +43,7 @@ export function started(
     overlap: 'allow',
     flowKey: null,
     jobVersion: 1,
+    delivery: 1,
     ...fields,
   };
 }

@@ -75,7 +75,7 @@ function definitionJson(job: Job): JobJson {
 }
 
 export function executionJson(e: Execution): ExecutionJson {
-  const { payload, output, ...rest } = e;
+  const { payload, output, deliveries, ...rest } = e;
   const instants = {
     scheduledFor: isoString(e.scheduledFor),
     queuedAt: isoString(e.queuedAt),
@@ -109,6 +109,13 @@ export function executionJson(e: Execution): ExecutionJson {
     exit_code,
     output,
     error,
+    delivery_count: deliveries.length,
+    deliveries: deliveries.map((d) => ({
+      worker_id: d.workerId,
+      started_at: iso(d.startedAt),
+      ended_at: iso(d.endedAt),
+      outcome: d.outcome,
+    })),
   };
 }
 

@@ -747,6 +747,31 @@ export interface components {
             replayed_by: string | null;
             /** @description The version of its job's definition it started with; null until it starts. */
             job_version: number | null;
+            /** @description How many times a worker was given this attempt: 0 until it starts, 1 normally, more when it was redelivered (a command sees the current one as JOB_DELIVERY). */
+            delivery_count: number;
+            /** @description Each delivery of this attempt, oldest first (the last is the current one). */
+            deliveries: components["schemas"]["Delivery"][];
+        };
+        Delivery: {
+            /** @description The worker it was delivered to; null for a lost one. */
+            worker_id: string | null;
+            /**
+             * Format: date-time
+             * @description When it started; null for a lost one (no start recorded).
+             * @example 2025-01-01T12:00:00.000Z
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it ended; null while it runs.
+             * @example 2025-01-01T12:00:00.000Z
+             */
+            ended_at: string | null;
+            /**
+             * @description How it ended: `released` (given back at a worker's shutdown), `lost` (its claim expired before a start was recorded: the worker died or could not reach the database); for the last delivery, the execution's status.
+             * @enum {string}
+             */
+            outcome: "released" | "lost" | "queued" | "retrying" | "running" | "succeeded" | "failed" | "dead" | "cancelled" | "skipped";
         };
         TriggerBody: {
             /** @description Any JSON (at most 64 KiB); default: none. */

@@ -108,6 +108,8 @@ export interface StartedExecution {
   flowKey: string | null;
   /** The version of the job's definition above (recorded on the execution when it starts). */
   jobVersion: number;
+  /** Which delivery of this attempt this is: 1, or more when it was given back or lost and delivered again. */
+  delivery: number;
   /**
    * W3C trace context of what started it (the triggering request's span; a retry keeps its chain's), or, while it
    * runs under tracing, its attempt span's; null or absent: none (cron runs start their own trace).
@@ -304,6 +306,8 @@ export interface RecoveryStore extends FlowStore {
   executionsWaitingPage(input: { afterId: string | null; limit: number }): Promise<QueueItem[]>;
   /** The subset of `ids` still waiting (queued/retrying), with their queue placement and retry settings. */
   executionsWaiting(ids: readonly string[]): Promise<WaitingExecution[]>;
+  /** Records a lost delivery on each of these attempts still waiting with no start (their claim expired unstarted). */
+  executionsDeliveryLost(ids: readonly string[]): Promise<void>;
 }
 
 export interface RecoveryQueue extends FlowQueue {

@@ -103,6 +103,8 @@ export async function reapOnce(
     const again = waiting.filter((w) => (deliveries.get(w.id) ?? 0) < maxDeliveries);
     const spent = waiting.filter((w) => (deliveries.get(w.id) ?? 0) >= maxDeliveries);
     if (again.length > 0) {
+      // Seen on the execution as a lost delivery (its worker and start unknown: nothing of it reached PostgreSQL).
+      await deps.store.executionsDeliveryLost(again.map((w) => w.id));
       const now = deps.clock.now().getTime();
       await deps.queue.push(
         again.map((w) => ({

@@ -138,13 +138,34 @@ export interface Execution {
   replayedBy: string | null;
   /** The version of its job's definition it started with (null: not started, or started before versions). */
   jobVersion: number | null;
+  /**
+   * Every time a worker took this attempt, oldest first: earlier deliveries that ended without an outcome (given
+   * back at shutdown, or lost with their worker before the start was recorded), then the current one. Empty until
+   * it starts; more than one: it was delivered again.
+   */
+  deliveries: Delivery[];
+}
+
+/** How an earlier delivery of an attempt ended: given back at shutdown, or lost with its worker before its start was recorded. */
+export const DELIVERY_ENDS = ['released', 'lost'] as const;
+export type DeliveryEnd = (typeof DELIVERY_ENDS)[number];
+
+/** One delivery of an attempt to a worker. */
+export interface Delivery {
+  workerId: string | null;
+  /** Null for a delivery lost before its start was recorded. */
+  startedAt: Date | null;
+  /** Null while it runs. */
+  endedAt: Date | null;
+  /** `released` or `lost` for an earlier delivery; for the last one, the execution's status. */
+  outcome: DeliveryEnd | ExecutionStatus;
 }
 
 /**
  * An execution as lists show it: no payload and no output (each up to 64 KiB; one execution has them), the error
  * cut at LIST_ERROR_CHARS, and the output's last LIST_OUTPUT_TAIL_CHARS characters for a one-line excerpt.
  */
-export interface ExecutionSummary extends Omit<Execution, 'payload' | 'output'> {
+export interface ExecutionSummary extends Omit<Execution, 'payload' | 'output' | 'deliveries'> {
   outputTail: string | null;
   /** Read only when a list asks for it (the dashboard's): the job's name, null when the job is deleted. */
   jobName?: string | null;

@@ -5,6 +5,7 @@ const execution = {
   id: '7',
   jobId: '3',
   attempt: 2,
+  delivery: 1,
   scheduledFor: new Date('2026-01-01T00:00:00Z'),
   payload: { a: 1 },
 } as Parameters<typeof commandEnv>[0];
@@ -26,6 +27,7 @@ describe('commandEnv', () => {
     });
     expect(Object.keys(env).sort()).toEqual([
       'JOB_ATTEMPT',
+      'JOB_DELIVERY',
       'JOB_EXECUTION_ID',
       'JOB_ID',
       'JOB_PAYLOAD',

@@ -44,6 +44,8 @@ export function commandEnv(execution: StartedExecution, base: NodeJS.ProcessEnv 
   env.JOB_ID = execution.jobId;
   env.JOB_EXECUTION_ID = execution.id;
   env.JOB_ATTEMPT = String(execution.attempt);
+  // 1, or more when this attempt was given back at a shutdown (or lost with its worker) and is running again.
+  env.JOB_DELIVERY = String(execution.delivery ?? 1);
   env.JOB_SCHEDULED_FOR = execution.scheduledFor.toISOString();
   env.JOB_PAYLOAD = JSON.stringify(execution.payload ?? null);
   // The attempt's own trace context, never one the worker process happened to inherit.

@@ -37,7 +37,7 @@ const STARTED_COLUMNS = (
 ) => `e.id, e.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
   e.priority, e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.http, j.lambda, j.timeout_ms,
   j.max_retries, j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap, e.flow_key,
-  j.version AS job_version${read.traceparent ? ', e.traceparent' : ''}`;
+  j.version AS job_version, e.delivery${read.traceparent ? ', e.traceparent' : ''}`;
 
 export function toStarted(r: any): StartedExecution {
   return {
@@ -61,9 +61,13 @@ export function toStarted(r: any): StartedExecution {
     overlap: r.overlap,
     flowKey: r.flow_key,
     jobVersion: r.job_version,
+    delivery: r.delivery,
     traceparent: r.traceparent ?? null,
   };
 }
+
+/** SQL for the number of the delivery a start of execution row `e` begins (see migration 012). */
+const DELIVERY_SQL = (e: string) => `coalesce(jsonb_array_length(${e}.deliveries), 0) + 1`;
 
 /**
  * SQL that marks claimed rows running under their lease tokens; `$1` worker, `$2` lease ms, `$3` ids, `$4` tokens.
@@ -80,7 +84,7 @@ export const START_SQL = (overlapOnly: 'allow' | null, read: TraceRead) => `
     WHERE e.id = ANY($3::bigint[]) AND e.id = c.id AND e.status IN ('queued', 'retrying')
       ${overlapOnly ? `AND (SELECT j.overlap FROM jobs j WHERE j.id = e.job_id) = '${overlapOnly}'` : ''}
     RETURNING e.id, c.token, e.job_id, e.attempt, e.root_id, e.trigger, e.lane, e.priority, e.scheduled_for, e.payload,
-              e.flow_key${read.traceparent ? ', e.traceparent' : ''}
+              e.flow_key, ${DELIVERY_SQL('e')} AS delivery${read.traceparent ? ', e.traceparent' : ''}
   )
   SELECT ${STARTED_COLUMNS(read)} FROM started e JOIN jobs j ON j.id = e.job_id`;
 
@@ -103,7 +107,7 @@ export async function executionsLoad(
     // job of the batch (a claim batch is mostly a few jobs), not once per row.
     text: `WITH claimed AS MATERIALIZED (
        SELECT e.id, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane, e.priority,
-              e.scheduled_for, e.payload, e.flow_key${read.traceparent ? ', e.traceparent' : ''}
+              e.scheduled_for, e.payload, e.flow_key, ${DELIVERY_SQL('e')} AS delivery${read.traceparent ? ', e.traceparent' : ''}
        FROM executions e
        WHERE e.id = ANY($1::bigint[]) AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL),
      versions AS MATERIALIZED (
@@ -140,6 +144,7 @@ export async function executionsLoad(
       overlap: job.overlap,
       flowKey: r.flow_key,
       jobVersion: job.version,
+      delivery: r.delivery,
       traceparent: r.traceparent ?? null,
     });
   }
@@ -332,19 +337,39 @@ export async function executionsKeepOutput(
   return new Set(rows.map((r) => r.id as string));
 }
 
-/** Gives attempts back as queued (same attempt, no retry used): a shutdown is not the job's failure. */
+/**
+ * Gives attempts back as queued (same attempt, no retry used): a shutdown is not the job's failure. The delivery that
+ * ends here is kept on the row (see migration 012), so a run that starts again is seen as a second delivery.
+ */
 export async function executionsRelease(pool: pg.Pool, claims: Claim[]): Promise<CreatedExecution[]> {
   if (claims.length === 0) return [];
   const { rows } = await pool.query(
     `UPDATE executions e
      SET status = 'queued', worker_id = NULL, lease_token = NULL, lease_expires_at = NULL, started_at = NULL,
-         scheduled_for = least(e.scheduled_for, now())
+         scheduled_for = least(e.scheduled_for, now()),
+         deliveries = coalesce(e.deliveries, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
+           'worker_id', e.worker_id, 'started_at', e.started_at, 'ended_at', now(), 'outcome', 'released'))
      FROM unnest($1::bigint[], $2::text[]) AS c(id, token)
      WHERE e.id = ANY($1::bigint[]) AND e.id = c.id AND e.status = 'running' AND e.lease_token = c.token
      RETURNING e.id, e.job_id, e.attempt, e.trigger, e.status, e.lane, e.priority, e.scheduled_for, e.flow_key`,
     [claims.map((c) => c.id), claims.map((c) => c.token)],
   );
   return rows.map(toCreated);
+}
+
+/**
+ * Records a lost delivery on attempts still waiting with no start: their claim expired in the queue before a start
+ * was written (the worker died or could not reach PostgreSQL), and they are about to be delivered again.
+ */
+export async function executionsDeliveryLost(pool: pg.Pool, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await pool.query(
+    `UPDATE executions e
+     SET deliveries = coalesce(e.deliveries, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
+       'worker_id', NULL, 'started_at', NULL, 'ended_at', now(), 'outcome', 'lost'))
+     WHERE e.id = ANY($1::bigint[]) AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL`,
+    [ids],
+  );
 }
 
 /** Running attempts whose lease has passed by the database's clock (one clock for every worker and reaper). */

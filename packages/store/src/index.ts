@@ -99,6 +99,7 @@ export function createStore(
     executionsWaitingPage: (input: Parameters<typeof executions.executionsWaitingPage>[1]) =>
       executions.executionsWaitingPage(pool, input),
     executionsWaiting: (ids: readonly string[]) => executions.executionsWaiting(pool, ids),
+    executionsDeliveryLost: (ids: readonly string[]) => executions.executionsDeliveryLost(pool, ids),
     // executions: commands and reads
     executionTrigger: (input: Parameters<typeof commands.executionTrigger>[1]) => triggers.trigger(input),
     executionsEnqueueMany: (input: Parameters<typeof commands.executionsEnqueueMany>[1]) =>

@@ -12,6 +12,7 @@ import type {
   Backoff,
   ChangedExecution,
   CreatedExecution,
+  Delivery,
   Execution,
   ExecutionSummary,
   ExecutionSummaryIso,
@@ -64,7 +65,7 @@ export function toJob(r: any): Job {
 
 export const EXECUTION_COLUMNS = `id, job_id, scheduled_for, attempt, coalesce(root_id, id) AS root_id, retry_of, trigger,
   status, lane, priority, payload, worker_id, lease_expires_at, queued_at, started_at, finished_at, exit_code, output,
-  error, duration_ms, flow_key, replayed_by, job_version`;
+  error, duration_ms, flow_key, replayed_by, job_version, deliveries`;
 
 /** A job's limits from its flow columns. */
 export function toLimits(r: any): FlowLimits {
@@ -87,7 +88,7 @@ export const flowKeySql = (job: string, payload: string) =>
   `CASE WHEN ${job}.limited THEN flow_key(${payload}, ${job}.concurrency_key_path) END`;
 
 /** The columns an execution and its list row share, field by field (no spread: a page maps fifty rows). */
-function executionFields(r: any): Omit<Execution, 'payload' | 'output'> {
+function executionFields(r: any): Omit<Execution, 'payload' | 'output' | 'deliveries'> {
   return {
     id: r.id,
     jobId: r.job_id,
@@ -116,7 +117,21 @@ export function toExecution(r: any): Execution {
   const e = executionFields(r) as Execution;
   e.payload = r.payload;
   e.output = r.output;
+  e.deliveries = toDeliveries(r);
   return e;
+}
+
+/** The earlier deliveries kept on the row (migration 012), then the current one: the row's own start and end. */
+function toDeliveries(r: any): Delivery[] {
+  const earlier: Delivery[] = ((r.deliveries ?? []) as any[]).map((d) => ({
+    workerId: d.worker_id ?? null,
+    startedAt: d.started_at ? new Date(d.started_at) : null,
+    endedAt: d.ended_at ? new Date(d.ended_at) : null,
+    outcome: d.outcome,
+  }));
+  if (r.started_at)
+    earlier.push({ workerId: r.worker_id, startedAt: r.started_at, endedAt: r.finished_at ?? null, outcome: r.status });
+  return earlier;
 }
 
 const LIST_ERROR = `CASE WHEN length(error) > ${LIST_ERROR_CHARS} THEN left(error, ${LIST_ERROR_CHARS}) || '… [truncated]' ELSE error END AS error`;

@@ -1,8 +1,20 @@
 /** @module schemas/executions — the execution resource, list filters and the trigger body. */
 import { z } from '@hono/zod-openapi';
-import { EXECUTION_STATUSES, LANES, TRIGGERS } from '@jobs/core';
+import { DELIVERY_ENDS, EXECUTION_STATUSES, LANES, TRIGGERS } from '@jobs/core';
 import { IdFilter, Instant, NullableInstant } from './common';
 import { checkPayload } from './jobs';
+
+export const Delivery = z
+  .object({
+    worker_id: z.string().nullable().openapi({ description: 'The worker it was delivered to; null for a lost one.' }),
+    started_at: NullableInstant.openapi({ description: 'When it started; null for a lost one (no start recorded).' }),
+    ended_at: NullableInstant.openapi({ description: 'When it ended; null while it runs.' }),
+    outcome: z.enum([...DELIVERY_ENDS, ...EXECUTION_STATUSES]).openapi({
+      description:
+        "How it ended: `released` (given back at a worker's shutdown), `lost` (its claim expired before a start was recorded: the worker died or could not reach the database); for the last delivery, the execution's status.",
+    }),
+  })
+  .openapi('Delivery');
 
 export const Execution = z
   .object({
@@ -35,13 +47,25 @@ export const Execution = z
       .int()
       .nullable()
       .openapi({ description: "The version of its job's definition it started with; null until it starts." }),
+    delivery_count: z.number().int().openapi({
+      description:
+        'How many times a worker was given this attempt: 0 until it starts, 1 normally, more when it was redelivered (a command sees the current one as JOB_DELIVERY).',
+    }),
+    deliveries: z.array(Delivery).openapi({
+      description: 'Each delivery of this attempt, oldest first (the last is the current one).',
+    }),
   })
   .openapi('Execution');
 
 export type ExecutionJson = z.infer<typeof Execution>;
 
 /** A list row: the execution without its payload and output (up to 64 KiB each), which GET /executions/{id} has. */
-export const ExecutionSummary = Execution.omit({ payload: true, output: true }).openapi('ExecutionSummary', {
+export const ExecutionSummary = Execution.omit({
+  payload: true,
+  output: true,
+  delivery_count: true,
+  deliveries: true,
+}).openapi('ExecutionSummary', {
   description:
     'An execution as lists return it: no payload and no output (GET /executions/{id} has both); an error longer than 2,048 characters is cut and marked.',
 });

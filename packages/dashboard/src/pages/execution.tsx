@@ -78,6 +78,45 @@ const Chain: FC<{ chain: Execution[]; current: string; now: Date }> = ({ chain, 
   </ol>
 );
 
+/** Each time a worker took this attempt: shown when there was more than one (it was given back or lost, then rerun). */
+const Deliveries: FC<{ e: Execution; now: Date }> = ({ e, now }) => (
+  <section class="panel" aria-labelledby="deliveries-heading">
+    <h2 id="deliveries-heading" class="panel-title">
+      Deliveries
+    </h2>
+    <p class="hint">
+      This attempt was delivered {e.deliveries.length} times: a worker gave it back at shutdown, or was lost before its
+      start was recorded, and it ran again as the same attempt. Its output is the last delivery's.
+    </p>
+    <ol class="chain" aria-label="Deliveries">
+      {e.deliveries.map((d, i) => (
+        <li>
+          delivery {i + 1} · {d.workerId ? `on ${d.workerId}` : <span class="muted">worker unknown</span>} ·{' '}
+          {d.outcome === 'released' ? (
+            'released at shutdown'
+          ) : d.outcome === 'lost' ? (
+            'lost before its start was recorded'
+          ) : (
+            <Status status={d.outcome} />
+          )}{' '}
+          <span class="muted">
+            {d.startedAt && (
+              <>
+                started <When at={d.startedAt} now={now} exact />{' '}
+              </>
+            )}
+            {d.endedAt && (
+              <>
+                ended <When at={d.endedAt} now={now} exact />
+              </>
+            )}
+          </span>
+        </li>
+      ))}
+    </ol>
+  </section>
+);
+
 /** Cancelling kills a running command, so it asks first: a link to a confirmation page (works without JS). */
 const Actions: FC<{ e: Execution; view: View }> = ({ e, view }) =>
   !can(view, 'operate') ? null : (
@@ -165,7 +204,8 @@ export async function executionPage(r: DashRequest): Promise<Response> {
       <div class="status-line">
         <Status status={e.status} />
         <span>
-          attempt {e.attempt} · <RunTime e={e} job={job} now={now} />
+          attempt {e.attempt}
+          {e.deliveries.length > 1 && ` (delivery ${e.deliveries.length})`} · <RunTime e={e} job={job} now={now} />
         </span>
         {e.replayedBy && (
           <span class="replayed">
@@ -189,6 +229,7 @@ export async function executionPage(r: DashRequest): Promise<Response> {
           <p class="hint">Retries continue a chain; a replay starts a new one with a fresh retry budget.</p>
         </section>
       </div>
+      {e.deliveries.length > 1 && <Deliveries e={e} now={now} />}
       <h2>Output</h2>
       {isLive(e) ? (
         <p class="muted">

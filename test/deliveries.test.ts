@@ -1,0 +1,99 @@
+/**
+ * A redelivered attempt is visible: given back at a worker's shutdown, or lost with its worker before its start was
+ * recorded, it runs again as the same execution, and every delivery (worker, times, how it ended) is on the
+ * execution in the API and the dashboard; the command sees which delivery it is in JOB_DELIVERY.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LANES, createJob, reapOnce, triggerJob } from '@jobs/core';
+import { apiHarness, type Harness } from './api/harness';
+import { eventually } from './support/env';
+import { engine } from './support/engine';
+import { jobSpec } from './support/fixtures';
+import { expireLease } from './support/queue-probe';
+
+let h: Harness;
+let e: ReturnType<typeof engine>;
+
+beforeEach(async () => {
+  h = await apiHarness();
+  e = engine(h.env);
+});
+afterEach(async () => {
+  await e.stopAll(0);
+  await h.cleanup();
+});
+
+// The first delivery waits to be given back; a later one ends at once.
+const COMMAND = 'echo "delivery $JOB_DELIVERY of attempt $JOB_ATTEMPT"; [ "$JOB_DELIVERY" -gt 1 ] || sleep 30';
+
+describe('a redelivered attempt', () => {
+  it('records each delivery when a worker gives the attempt back at shutdown, and shows them', async () => {
+    const job = await createJob(e.deps, jobSpec({ command: COMMAND, maxRetries: 0 }));
+    const { execution } = await triggerJob(e.deps, { jobId: job.id });
+    const first = await e.worker();
+    await eventually(async () => (await h.env.store.executionGet(execution.id))?.status === 'running');
+    await first.stop({ graceMs: 0 });
+    expect((await h.env.store.executionGet(execution.id))?.status).toBe('queued');
+
+    const second = await e.worker();
+    await eventually(async () => (await h.env.store.executionGet(execution.id))?.status === 'succeeded');
+
+    const res = await h.call('GET', `/api/v1/executions/${execution.id}`);
+    expect(res.status).toBe(200);
+    const body = res.body;
+    expect(body.attempt).toBe(1);
+    expect(body.output).toBe('delivery 2 of attempt 1\n');
+    expect(body.delivery_count).toBe(2);
+    expect(body.deliveries).toHaveLength(2);
+    expect(body.deliveries[0]).toMatchObject({ worker_id: first.id, outcome: 'released' });
+    expect(body.deliveries[1]).toMatchObject({ worker_id: second.id, outcome: 'succeeded' });
+    const [a, b] = body.deliveries;
+    expect(Date.parse(a.started_at)).toBeLessThanOrEqual(Date.parse(a.ended_at));
+    expect(Date.parse(a.ended_at)).toBeLessThanOrEqual(Date.parse(b.started_at));
+    expect(b.started_at).toBe(body.started_at);
+    expect(b.ended_at).toBe(body.finished_at);
+    // Lists stay lean: no delivery history in a page of executions.
+    const list = await h.call('GET', `/api/v1/executions?job_id=${job.id}`);
+    expect(list.body.data[0]).not.toHaveProperty('deliveries');
+
+    const page = await h.call('GET', `/executions/${execution.id}`);
+    expect(page.body).toContain('Deliveries');
+    expect(page.body).toContain('(delivery 2)');
+    expect(page.body).toContain(`delivery 1 · on ${first.id} · released at shutdown`);
+    expect(page.body).toContain(`delivery 2 · on ${second.id}`);
+  });
+
+  it('records a delivery lost before its start was recorded, and the next run sees JOB_DELIVERY=2', async () => {
+    const job = await createJob(e.deps, jobSpec({ command: COMMAND, maxRetries: 0 }));
+    const { execution } = await triggerJob(e.deps, { jobId: job.id });
+    // A worker claims it and dies before writing anything.
+    const { claims } = await h.env.queue.claim({ lane: execution.lane, count: 1, leaseMs: 60_000 });
+    expect(claims.map((c) => c.id)).toEqual([execution.id]);
+    await expireLease(h.env, execution.lane, execution.id);
+    expect((await reapOnce(e.deps, { lanes: LANES })).requeued).toBe(1);
+
+    await e.worker();
+    await eventually(async () => (await h.env.store.executionGet(execution.id))?.status === 'succeeded');
+    const { body } = await h.call('GET', `/api/v1/executions/${execution.id}`);
+    expect(body.output).toBe('delivery 2 of attempt 1\n');
+    expect(body.delivery_count).toBe(2);
+    expect(body.deliveries[0]).toMatchObject({ worker_id: null, started_at: null, outcome: 'lost' });
+    expect(body.deliveries[1].outcome).toBe('succeeded');
+  });
+
+  it('shows one delivery for an attempt that ran once, and none before it starts', async () => {
+    const job = await createJob(e.deps, jobSpec({ command: 'echo "$JOB_DELIVERY"', maxRetries: 0 }));
+    const { execution } = await triggerJob(e.deps, { jobId: job.id });
+    const waiting = await h.call('GET', `/api/v1/executions/${execution.id}`);
+    expect(waiting.body).toMatchObject({ delivery_count: 0, deliveries: [] });
+    const worker = await e.worker();
+    await eventually(async () => (await h.env.store.executionGet(execution.id))?.status === 'succeeded');
+    const { body } = await h.call('GET', `/api/v1/executions/${execution.id}`);
+    expect(body.output).toBe('1\n');
+    expect(body.delivery_count).toBe(1);
+    expect(body.deliveries).toEqual([
+      { worker_id: worker.id, started_at: body.started_at, ended_at: body.finished_at, outcome: 'succeeded' },
+    ]);
+    expect((await h.call('GET', `/executions/${execution.id}`)).body).not.toContain('Deliveries');
+  });
+});
