@@ -8,6 +8,7 @@
 import { DATABASE_INSTANCE } from './budget';
 import { vpc } from './network';
 import { queueParameterName } from './preflight';
+import { REDIS_INSTANCE } from './settings';
 import { isProduction, queueBackend, settings } from './stage';
 
 export const database = new sst.aws.Postgres('Database', {
@@ -44,6 +45,7 @@ export const redis =
     ? new sst.aws.Redis('Redis', {
         vpc,
         engine: 'valkey',
+        instance: REDIS_INSTANCE,
         // Cluster mode is the component's default; spelled out because REDIS_CLUSTER depends on it.
         cluster: { nodes: 1 },
         // Evicting a lease or a delayed id would silently drop work; fail writes instead.

@@ -1,5 +1,5 @@
 /** The VPC that every function, the container service and both data stores live in. */
-import { NAT_IMAGE, NAT_INSTANCE, VPC_CIDR } from './settings';
+import { NAT_IMAGE, NAT_INSTANCE, VPC_CIDR, VPC_ZONES } from './settings';
 import { settings } from './stage';
 
 const natImage = aws.ec2.getAmiOutput({
@@ -12,6 +12,7 @@ const natImage = aws.ec2.getAmiOutput({
 });
 
 export const vpc = new sst.aws.Vpc('Vpc', {
+  az: VPC_ZONES,
   // A t4g.nano NAT instance (fck-nat) in each of the VPC's two AZs instead of a managed NAT gateway in each: the
   // outbound traffic is EventBridge, Lambda Invoke, ECR image pulls and HTTP targets (the workers' requests leave
   // the private subnets through it, with the NAT's address), which does not justify ~$32 a month per gateway. Heavy

@@ -85,6 +85,12 @@ export function stageSettings(stage: string, stages = STAGE_SETTINGS): StageSett
  */
 export const NAT_IMAGE = { owner: '568608671756', name: 'fck-nat-al2023-hvm-1.4.0-20260126-arm64-ebs' } as const;
 
+/** Availability zones of the VPC (the component's default): one NAT instance, and its health alarm, in each. */
+export const VPC_ZONES = 2;
+
+/** The ElastiCache node type (the component's default), without its `cache.` prefix. */
+export const REDIS_INSTANCE = 't4g.micro';
+
 /** The NAT instance type (the component's default for `nat: 'ec2'`). */
 export const NAT_INSTANCE = 't4g.nano';
 

@@ -4,6 +4,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_METRICS } from '../../functions/queue-metrics';
+import {
+  CPU_CREDIT_ALARM_BALANCE,
+  FREE_STORAGE_ALARM_BYTES,
+  REDIS_MEMORY_ALARM_PERCENT,
+} from '../../infra/alarm-thresholds';
 import { plainEnvironment } from './runtime-env';
 import { evaluateSstConfig, resolve, uninstallSstGlobals, type ResourceGraph } from './sst-globals';
 
@@ -35,9 +40,27 @@ describe('sst deploy --stage production', () => {
   const alarm = (name: string) => graph.one('aws.cloudwatch.MetricAlarm', name).args;
   const queries = (name: string) => Object.fromEntries((alarm(name).metricQueries as Query[]).map((q) => [q.id, q]));
 
+  /** The alarms an operator is told about (the container scaling alarm drives a policy instead). */
+  const OPERATOR_ALARMS = [
+    'OldestWaitingAlarm',
+    'DeadExecutionsAlarm',
+    'TickErrorsAlarm',
+    'ContainerWorkersAlarm',
+    'WorkerThrottlesAlarm',
+    'Api5xxAlarm',
+    'DatabaseFreeStorageAlarm',
+    'DatabaseCpuCreditsAlarm',
+    'RedisMemoryAlarm',
+    'RedisCpuCreditsAlarm',
+    'NatInstance1HealthAlarm',
+    'NatInstance2HealthAlarm',
+  ];
+
   it('sends every alarm, and its recovery, to the Alerts topic, which is an output', () => {
     const topic = graph.one('aws.sns.Topic', 'Alerts').instance as { arn: unknown };
-    for (const name of ['OldestWaitingAlarm', 'DeadExecutionsAlarm', 'TickErrorsAlarm']) {
+    const all = graph.all('aws.cloudwatch.MetricAlarm').map((a) => a.name);
+    expect(all.sort()).toEqual([...OPERATOR_ALARMS, 'ContainerWorkerWaitingAlarm'].sort());
+    for (const name of OPERATOR_ALARMS) {
       expect(alarm(name).alarmActions, name).toEqual([topic.arn]);
       expect(alarm(name).okActions, name).toEqual([topic.arn]);
     }
@@ -100,6 +123,114 @@ describe('sst deploy --stage production', () => {
       evaluationPeriods: 3,
       datapointsToAlarm: 3,
       treatMissingData: 'breaching',
+    });
+  });
+
+  it('alarms when RDS free storage runs low: autoscaling reached its ceiling or cannot keep up', () => {
+    const instance = graph.one('aws.rds.Instance', 'DatabaseInstance');
+    // Autoscaling on, with room: the alarm is for the ceiling, far above the start.
+    expect(instance.args.maxAllocatedStorage).toBeGreaterThanOrEqual(5 * instance.args.allocatedStorage);
+    const db = graph.one('sst.aws.Postgres', 'Database').instance as { nodes: { instance: { identifier: unknown } } };
+    expect(alarm('DatabaseFreeStorageAlarm')).toMatchObject({
+      namespace: 'AWS/RDS',
+      metricName: 'FreeStorageSpace',
+      dimensions: { DBInstanceIdentifier: db.nodes.instance.identifier },
+      statistic: 'Minimum',
+      comparisonOperator: 'LessThanThreshold',
+      threshold: FREE_STORAGE_ALARM_BYTES,
+    });
+    // Below autoscaling's own trigger at the start size (10% free), so a growing database does not alarm.
+    expect(FREE_STORAGE_ALARM_BYTES).toBeLessThan(0.1 * instance.args.allocatedStorage * 1024 ** 3);
+  });
+
+  it('alarms on the CPU credits of a burstable database and cache', () => {
+    expect(graph.one('aws.rds.Instance', 'DatabaseInstance').args.instanceClass).toMatch(/^db\.t/);
+    const db = graph.one('sst.aws.Postgres', 'Database').instance as { nodes: { instance: { identifier: unknown } } };
+    expect(alarm('DatabaseCpuCreditsAlarm')).toMatchObject({
+      namespace: 'AWS/RDS',
+      metricName: 'CPUCreditBalance',
+      dimensions: { DBInstanceIdentifier: db.nodes.instance.identifier },
+      comparisonOperator: 'LessThanThreshold',
+      threshold: CPU_CREDIT_ALARM_BALANCE,
+    });
+    expect(graph.one('aws.elasticache.ReplicationGroup', 'RedisCluster').args.nodeType).toMatch(/^cache\.t/);
+    expect(alarm('RedisCpuCreditsAlarm')).toMatchObject({ comparisonOperator: 'LessThanThreshold' });
+    const q = resolve(alarm('RedisCpuCreditsAlarm').metricQueries) as Query[];
+    expect(q.filter((x) => x.metric).map((x) => x.metric!.metricName)).toEqual([
+      'CPUCreditBalance',
+      'CPUCreditBalance',
+    ]);
+  });
+
+  it('alarms on the memory of every Redis node, the replica included', () => {
+    const group = graph.one('aws.elasticache.ReplicationGroup', 'RedisCluster').args;
+    expect(group.replicasPerNodeGroup).toBe(1);
+    const redis = graph.one('sst.aws.Redis', 'Redis').instance as { nodes: { cluster: { memberClusters: unknown } } };
+    const members = resolve(redis.nodes.cluster.memberClusters) as string[];
+    expect(members).toHaveLength(2);
+    const q = resolve(alarm('RedisMemoryAlarm').metricQueries) as Query[];
+    expect(q.filter((x) => x.metric).map((x) => x.metric)).toEqual(
+      members.map((member) => ({
+        namespace: 'AWS/ElastiCache',
+        metricName: 'DatabaseMemoryUsagePercentage',
+        dimensions: { CacheClusterId: member },
+        period: 60,
+        stat: 'Maximum',
+      })),
+    );
+    expect(q.find((x) => x.expression)!.expression).toBe('MAX([memory0, memory1])');
+    expect(alarm('RedisMemoryAlarm')).toMatchObject({
+      comparisonOperator: 'GreaterThanOrEqualToThreshold',
+      threshold: REDIS_MEMORY_ALARM_PERCENT,
+    });
+    // The queue must never be starved: the node refuses writes when full rather than evicting a lease.
+    const parameters = graph.one('aws.elasticache.ParameterGroup', 'RedisParameterGroup').args.parameters;
+    expect(parameters).toContainEqual({ name: 'maxmemory-policy', value: 'noeviction' });
+  });
+
+  it('alarms when no container task runs (no container worker heartbeats)', () => {
+    const namespace = plainEnvironment(graph.one('sst.aws.Function', 'Tick')).METRICS_NAMESPACE;
+    expect(alarm('ContainerWorkersAlarm')).toMatchObject({
+      namespace,
+      metricName: QUEUE_METRICS.containerWorkers,
+      statistic: 'Maximum',
+      comparisonOperator: 'LessThanThreshold',
+      threshold: 1,
+    });
+  });
+
+  it('alarms when the worker Lambda is throttled, and when the API answers 5xx', () => {
+    const worker = graph.one('sst.aws.Function', 'Worker').instance as { name: unknown };
+    expect(alarm('WorkerThrottlesAlarm')).toMatchObject({
+      namespace: 'AWS/Lambda',
+      metricName: 'Throttles',
+      dimensions: { FunctionName: worker.name },
+      statistic: 'Sum',
+      comparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    const api = graph.one('sst.aws.ApiGatewayV2', 'Api').instance as { nodes: { api: { id: unknown } } };
+    expect(alarm('Api5xxAlarm')).toMatchObject({
+      namespace: 'AWS/ApiGateway',
+      metricName: '5xx',
+      dimensions: { ApiId: api.nodes.api.id },
+      statistic: 'Sum',
+    });
+  });
+
+  it('alarms on the status checks of every NAT instance, and when one reports nothing', () => {
+    const vpc = graph.one('sst.aws.Vpc', 'Vpc').instance as { nodes: { natInstances: unknown } };
+    const instances = resolve(vpc.nodes.natInstances) as { id: string }[];
+    expect(instances).toHaveLength(graph.all('aws.ec2.Instance').length);
+    instances.forEach((instance, i) => {
+      const args = alarm(`NatInstance${i + 1}HealthAlarm`);
+      expect(args).toMatchObject({
+        namespace: 'AWS/EC2',
+        metricName: 'StatusCheckFailed',
+        comparisonOperator: 'GreaterThanOrEqualToThreshold',
+        threshold: 1,
+        treatMissingData: 'breaching',
+      });
+      expect(resolve(args.dimensions)).toEqual({ InstanceId: instance.id });
     });
   });
 

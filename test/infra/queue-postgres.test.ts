@@ -50,6 +50,13 @@ describe.each([
       expect(Object.keys(ssmParameters(graph, service()))).toEqual(['DATABASE_URL', 'HTTP_SIGNING_SECRET']);
   });
 
+  it('alarms on no Redis, and on the database as on any stage', () => {
+    const alarms = graph.all('aws.cloudwatch.MetricAlarm').map((a) => a.name);
+    expect(alarms.filter((name) => name.startsWith('Redis'))).toEqual([]);
+    if (!scenario.dev)
+      expect(alarms).toEqual(expect.arrayContaining(['DatabaseFreeStorageAlarm', 'ContainerWorkersAlarm']));
+  });
+
   it('tells every runtime to queue on PostgreSQL, and the runtime accepts it', async () => {
     const { loadConfig } = await import('../../functions/config');
     for (const runtime of [...RUNTIMES.map(fn), service()]) {

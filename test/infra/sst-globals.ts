@@ -138,15 +138,17 @@ function plainComponent(kind: string) {
 }
 
 /**
- * sst.aws.Vpc (SST 4.17 components/aws/vpc.ts): two zones; with `nat: 'ec2'` (or `nat.ec2`) a NAT security group
- * that accepts everything from 0.0.0.0/0 and a NAT instance per zone whose image is the newest `fck-nat-al2023-*`
- * unless `nat.ec2.ami` names one (createNatInstances). Those children are recorded with their transforms applied.
+ * sst.aws.Vpc (SST 4.17 components/aws/vpc.ts): `az` zones (two by default); with `nat: 'ec2'` (or `nat.ec2`) a NAT
+ * security group that accepts everything from 0.0.0.0/0 and a NAT instance per zone whose image is the newest
+ * `fck-nat-al2023-*` unless `nat.ec2.ami` names one (createNatInstances). Those children are recorded with their
+ * transforms applied; `nodes.natInstances` lists one instance per zone.
  */
 class FakeVpc extends FakeComponent {
   static override kind = 'sst.aws.Vpc';
-  static readonly ZONES = 2;
+  private readonly natInstanceIds: string[] = [];
   constructor(name: string, args: Args = {}, opts?: unknown) {
     super(name, args, opts);
+    const zones = Number(resolve(args.az) ?? 2);
     const nat = resolve(args.nat) as unknown;
     const ec2 =
       nat === 'ec2' ? {} : typeof nat === 'object' && nat !== null ? (nat as { ec2?: Args; type?: string }) : null;
@@ -162,14 +164,19 @@ class FakeVpc extends FakeComponent {
         args.transform?.natSecurityGroup,
       );
       const ami = (natEc2 as { ec2?: Args }).ec2?.ami ?? NEWEST_FCK_NAT;
-      for (let i = 1; i <= FakeVpc.ZONES; i++)
+      for (let i = 1; i <= zones; i++) {
+        this.natInstanceIds.push(`i-nat-${i}`);
         recordChild(
           'aws.ec2.Instance',
           `${name}NatInstance${i}`,
           { instanceType: (natEc2 as { ec2?: Args }).ec2?.instance ?? 't4g.nano', ami, securityGroup: sg },
           args.transform?.natInstance,
         );
+      }
     }
+  }
+  get nodes() {
+    return { natInstances: fakeOutput(this.natInstanceIds.map((id) => ({ id: fakeOutput(id) }))) };
   }
   get privateSubnets() {
     return fakeOutput(['subnet-private-1', 'subnet-private-2']);
@@ -229,12 +236,22 @@ class FakePostgres extends FakeComponent {
     return fakeOutput(this.local?.database ?? this.args.database ?? FAKE.postgres.database);
   }
   get nodes() {
-    return { instance: this.local ? undefined : { address: fakeOutput(FAKE.postgres.instanceHost) } };
+    return {
+      instance: this.local
+        ? undefined
+        : {
+            address: fakeOutput(FAKE.postgres.instanceHost),
+            identifier: fakeOutput(
+              `jobs-scheduler-${currentScenario().stage}-${this.logicalName.toLowerCase()}instance`,
+            ),
+          },
+    };
   }
 }
 
 class FakeRedis extends FakeComponent {
   static override kind = 'sst.aws.Redis';
+  private group: Args | undefined;
   /**
    * Not in `sst dev`: the ReplicationGroup and ParameterGroup the component creates (components/aws/redis.ts
    * createCluster, createParameterGroup: cluster mode with `cluster.nodes` node groups and no replica, multi-AZ off,
@@ -244,7 +261,7 @@ class FakeRedis extends FakeComponent {
     super(name, args, opts);
     if (this.local) return;
     const cluster = resolve(args.cluster) as { nodes?: number } | false | undefined;
-    recordChild(
+    this.group = recordChild(
       'aws.elasticache.ReplicationGroup',
       `${name}Cluster`,
       {
@@ -276,6 +293,26 @@ class FakeRedis extends FakeComponent {
       },
       args.transform?.parameterGroup,
     );
+  }
+  /**
+   * The replication group: its node type and member clusters, named as ElastiCache names them in cluster mode
+   * (`<group>-<shard>-<node>`), one per node of each shard, replicas included.
+   */
+  get nodes() {
+    if (this.devMode) throw new Error('Cannot access `nodes.cluster` in dev mode.');
+    const group = this.group!;
+    const id = `jobs-scheduler-${currentScenario().stage}-${this.logicalName.toLowerCase()}`;
+    const shards = Number(resolve(group.numNodeGroups) ?? 1);
+    const perShard = 1 + Number(resolve(group.replicasPerNodeGroup) ?? 0);
+    const members = Array.from({ length: shards }, (_, s) =>
+      Array.from(
+        { length: perShard },
+        (_, n) => `${id}-${String(s + 1).padStart(4, '0')}-${String(n + 1).padStart(3, '0')}`,
+      ),
+    ).flat();
+    return {
+      cluster: { id: fakeOutput(id), nodeType: fakeOutput(group.nodeType), memberClusters: fakeOutput(members) },
+    };
   }
   get host() {
     return fakeOutput(this.local ? (this.local.host ?? 'localhost') : FAKE.redis.host);
@@ -326,8 +363,24 @@ class FakeFunction extends FakeComponent {
   }
 }
 
+/**
+ * sst.aws.ApiGatewayV2: the HTTP API and its `$default` stage (components/aws/apigatewayv2.ts createStage: auto-deploy,
+ * access logs, no throttling of its own), with `transform.stage` applied.
+ */
 class FakeApiGatewayV2 extends FakeComponent {
   static override kind = 'sst.aws.ApiGatewayV2';
+  constructor(name: string, args: Args = {}, opts?: unknown) {
+    super(name, args, opts);
+    recordChild(
+      'aws.apigatewayv2.Stage',
+      `${name}Stage`,
+      { apiId: this.nodes.api.id, autoDeploy: true, name: '$default' },
+      args.transform?.stage,
+    );
+  }
+  get nodes() {
+    return { api: { id: fakeOutput(`api-${this.logicalName.toLowerCase()}`) } };
+  }
   get url() {
     return fakeOutput(FAKE.apiUrl);
   }
