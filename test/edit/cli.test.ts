@@ -60,7 +60,7 @@ describe('jobs apply', () => {
     expect(await jobNamed(a)).toBeNull();
     const applied = await cli('apply', yaml);
     expect(applied.code, applied.err).toBe(0);
-    expect(applied.out).toContain('applied 2 change(s); 0 failed');
+    expect(applied.out).toContain('applied 2 change(s): 2 created, 0 updated, 0 deleted, 0 unchanged');
     expect(await jobNamed(a)).toMatchObject({ cronExpr: '*/5 * * * *', managedBy: 'jobs-apply', version: 1 });
     const again = await cli('apply', yaml);
     expect(again.out).toContain(`unchanged  ${a}`);
@@ -93,7 +93,7 @@ describe('jobs apply', () => {
     expect((await cli('apply', both, '--owner', owner)).code).toBe(0);
     const one = file('one.json', JSON.stringify([{ name: keep, handler: 'noop' }]));
     const withoutPrune = await cli('apply', one, '--owner', owner);
-    expect(withoutPrune.out).not.toContain('delete');
+    expect(withoutPrune.out).not.toMatch(/^delete/m);
     expect(await jobNamed(drop)).not.toBeNull();
     const dry = await cli('apply', one, '--owner', owner, '--prune', '--dry-run');
     expect(dry.out).toMatch(new RegExp(`delete +${drop}`));
@@ -106,7 +106,7 @@ describe('jobs apply', () => {
     expect(await jobNamed(byHand)).not.toBeNull();
   });
 
-  it('a failing spec fails with its reason and a non-zero exit; the others are still applied', async () => {
+  it('a failing spec fails with its reason and a non-zero exit, and nothing is applied', async () => {
     const [good, bad] = [unique('good'), unique('bad')];
     const path = file(
       'mixed.json',
@@ -124,7 +124,8 @@ describe('jobs apply', () => {
     expect(dry.out).toMatch(/FAILED +#4: a job spec must be an object/);
     const run = await cli('apply', path);
     expect(run.code).toBe(1);
-    expect(await jobNamed(good)).not.toBeNull();
+    expect(run.out).toContain('nothing was applied');
+    expect(await jobNamed(good)).toBeNull();
     expect(await jobNamed(bad)).toBeNull();
     const missing = await cli('apply', join(dir, 'nope.yaml'));
     expect(missing.code).toBe(1);
@@ -133,7 +134,7 @@ describe('jobs apply', () => {
   });
 
   it('runs as `npm run jobs` with JOBS_API_URL and JOBS_API_KEY, exiting non-zero on a failure', async () => {
-    const keyed = await apiHarness({ apiKeys: ['cli-secret'] });
+    const keyed = await apiHarness({ apiKeys: ['cli-secret-0123456789abcdef'] });
     let server: ServerType | undefined;
     try {
       const port = await new Promise<number>((resolve) => {
@@ -149,13 +150,14 @@ describe('jobs apply', () => {
       );
       const run = await promisify(execFile)('npm', ['run', '--silent', 'jobs', '--', 'apply', path], {
         cwd: ROOT,
-        env: { ...process.env, JOBS_API_URL: `http://127.0.0.1:${port}`, JOBS_API_KEY: 'cli-secret' },
+        env: { ...process.env, JOBS_API_URL: `http://127.0.0.1:${port}`, JOBS_API_KEY: 'cli-secret-0123456789abcdef' },
         timeout: 60_000,
       }).catch((error) => error as { code: number; stdout: string; stderr: string });
       expect((run as { code?: number }).code).toBe(1);
       expect(run.stdout).toContain(`create     ${name}`);
       expect(run.stdout).toMatch(/FAILED .*handler: must match/);
-      expect(await keyed.env.store.jobGetByName(name)).not.toBeNull();
+      expect(run.stdout).toContain('nothing was applied');
+      expect(await keyed.env.store.jobGetByName(name)).toBeNull();
       const unauthorised = await promisify(execFile)('npm', ['run', '--silent', 'jobs', '--', 'list'], {
         cwd: ROOT,
         env: { ...process.env, JOBS_API_URL: `http://127.0.0.1:${port}`, JOBS_API_KEY: 'wrong' },

@@ -1,157 +1,117 @@
 /**
- * @module cli/main — the `jobs` command line (`npm run jobs -- <command>`), on the typed client:
- * apply FILE [--dry-run] [--prune] [--owner NAME], list [--status S], get ID, trigger ID [--payload JSON],
- * pause ID, resume ID, logs EXECUTION_ID [--follow]. Returns the exit code; never calls process.exit.
+ * @module cli/main — the `jobs` command line (`npm run jobs -- <command>`), on the typed client: parses the command
+ * and its options (node:util parseArgs, strict per command), runs it, and maps what went wrong to the exit code:
+ * 0 done, 1 failed (the API refused, could not be reached, or a step failed), 2 used wrongly. Never calls
+ * process.exit.
  */
 import { parseArgs } from 'node:util';
-import { errorMessage, type JobsClient } from '../index';
-import { DEFAULT_OWNER, formatPlan, planApply, runPlan } from './apply';
-import { readSpecFile } from './spec-file';
+import type { JobsClient } from '../index';
+import { applyCommands } from './apply';
+import { backfillCommands } from './backfill';
+import { CliError, UsageError, type CliIo, type CliTarget, type Command, type Ctx, type Values } from './context';
+import { executionCommands } from './executions';
+import { jobCommands } from './jobs';
 
-export interface CliIo {
-  out(text: string): void;
-  err(text: string): void;
-  /** Waits between polls of `logs --follow` (injected so tests need not sleep). */
-  sleep?(ms: number): Promise<void>;
+export type { CliIo, CliTarget } from './context';
+
+export const COMMANDS: Command[] = [...applyCommands, ...jobCommands, ...executionCommands, ...backfillCommands];
+
+const GLOBAL = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+const GLOBAL_FLAGS = new Set(['--json', '--help', '-h']);
+
+const usageLine = (c: Command) => `npm run jobs -- ${c.name}${c.synopsis ? ` ${c.synopsis}` : ''}`;
+
+export const USAGE = [
+  'usage: npm run jobs -- <command> [--json] [--help]',
+  'commands:',
+  ...COMMANDS.map((c) => `  ${c.name.padEnd(11)} ${c.summary}`),
+  'every command: --json prints the result as JSON (on failure {"error": {...}}); --help its arguments and options',
+  'environment: JOBS_API_URL (default http://127.0.0.1:8080), JOBS_API_KEY (the API key, when the API needs one)',
+  'exit codes: 0 done, 1 failed, 2 used wrongly',
+].join('\n');
+
+/** `jobs <command> --help`: its usage line and what each argument and option means. */
+export function commandHelp(command: Command): string {
+  return [
+    `usage: ${usageLine(command)} [--json]`,
+    command.summary,
+    ...command.help.map((l) => `  ${l}`),
+    '  --json   print the result as JSON',
+  ].join('\n');
 }
 
-export const USAGE = `usage: npm run jobs -- <command>
-  apply FILE [--dry-run] [--prune] [--owner NAME]   create or update the jobs of a JSON or YAML file
-  list [--status active|paused]                     list jobs
-  get ID                                            show a job
-  trigger ID [--payload JSON]                       run a job now
-  pause ID | resume ID                              pause or resume a job
-  logs EXECUTION_ID [--follow]                      an execution's output (--follow: until it ends)
-environment: JOBS_API_URL (default http://127.0.0.1:8080), JOBS_API_KEY`;
-
-const FINAL = new Set(['succeeded', 'failed', 'dead', 'cancelled', 'skipped']);
-const FOLLOW_POLL_MS = 1000;
-
-export async function runCli(argv: string[], api: JobsClient, io: CliIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        'dry-run': { type: 'boolean' },
-        prune: { type: 'boolean' },
-        owner: { type: 'string' },
-        status: { type: 'string' },
-        payload: { type: 'string' },
-        follow: { type: 'boolean', short: 'f' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    io.err(`${(error as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  const [command, arg] = positionals;
-  if (values.help || !command) {
-    (values.help ? io.out : io.err)(USAGE);
-    return values.help ? 0 : 2;
-  }
-  const needArg = (what: string) => {
-    if (arg) return false;
-    io.err(`${command}: give ${what}\n${USAGE}`);
-    return true;
+/**
+ * Runs one command line and returns its exit code.
+ * @example const code = await runCli(['trigger', '7', '--payload', '{"x":1}'], api, io, { url, keySet: true });
+ */
+export async function runCli(
+  argv: string[],
+  api: JobsClient,
+  io: CliIo,
+  target: CliTarget = { url: 'the configured URL', keySet: false },
+): Promise<number> {
+  const json = argv.includes('--json');
+  const ctx: Ctx = {
+    api,
+    io,
+    target,
+    json,
+    sleep: io.sleep ?? ((ms) => new Promise<void>((r) => setTimeout(r, ms))),
   };
+  let command: Command | undefined;
   try {
-    switch (command) {
-      case 'apply': {
-        if (needArg('a FILE')) return 2;
-        const file = await readSpecFile(arg!);
-        const plan = await planApply(api, file, { prune: values.prune ?? false, owner: values.owner ?? DEFAULT_OWNER });
-        io.out(formatPlan(plan));
-        if (values['dry-run']) return plan.failures.length > 0 ? 1 : 0;
-        const failures = await runPlan(api, plan);
-        for (const f of failures) io.err(`FAILED     ${f.name}: ${f.reason}`);
-        const applied = plan.steps.filter((s) => s.action !== 'unchanged').length - failures.length;
-        io.out(`applied ${applied} change(s); ${plan.failures.length + failures.length} failed`);
-        return plan.failures.length + failures.length > 0 ? 1 : 0;
-      }
-      case 'list': {
-        const status = values.status as 'active' | 'paused' | undefined;
-        const { data, error, response } = await api.GET('/api/v1/jobs', { params: { query: { status, limit: 200 } } });
-        if (!data) return fail(io, errorMessage(error, response));
-        for (const j of data.data) {
-          io.out(
-            [j.id, j.name, j.status, j.cron_expr ?? j.run_at ?? 'manual', `v${j.version}`, j.next_run_at ?? '-'].join(
-              '\t',
-            ),
-          );
-        }
-        return 0;
-      }
-      case 'get': {
-        if (needArg('a job ID')) return 2;
-        const { data, error, response } = await api.GET('/api/v1/jobs/{id}', { params: { path: { id: arg! } } });
-        if (!data) return fail(io, errorMessage(error, response));
-        io.out(JSON.stringify(data, null, 2));
-        return 0;
-      }
-      case 'trigger': {
-        if (needArg('a job ID')) return 2;
-        let payload: unknown;
-        if (values.payload !== undefined) {
-          try {
-            payload = JSON.parse(values.payload);
-          } catch {
-            return fail(io, '--payload must be JSON', 2);
-          }
-        }
-        const { data, error, response } = await api.POST('/api/v1/jobs/{id}/trigger', {
-          params: { path: { id: arg! } },
-          body: payload === undefined ? {} : { payload },
-        });
-        if (!data) return fail(io, errorMessage(error, response));
-        io.out(`execution ${data.id} ${data.status}`);
-        return 0;
-      }
-      case 'pause':
-      case 'resume': {
-        if (needArg('a job ID')) return 2;
-        const path = command === 'pause' ? '/api/v1/jobs/{id}/pause' : '/api/v1/jobs/{id}/resume';
-        const { data, error, response } = await api.POST(path, { params: { path: { id: arg! } } });
-        if (!data) return fail(io, errorMessage(error, response));
-        io.out(`${data.name} ${data.status}${data.next_run_at ? `, next run ${data.next_run_at}` : ''}`);
-        return 0;
-      }
-      case 'logs':
-        if (needArg('an EXECUTION_ID')) return 2;
-        return await logs(api, io, arg!, values.follow ?? false);
-      default:
-        io.err(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
-        return 2;
+    // Only --json and --help may come before the command; its own options come after it.
+    const at = argv.findIndex((a) => !GLOBAL_FLAGS.has(a));
+    const name = at === -1 ? undefined : argv[at]!;
+    if (name?.startsWith('-')) throw new UsageError(`${name}: options come after the command`);
+    if (name === 'help' || (name === undefined && (argv.includes('--help') || argv.includes('-h')))) {
+      const topic = argv.slice(at + 1).find((a) => !a.startsWith('-'));
+      const about = topic === undefined ? undefined : COMMANDS.find((c) => c.name === topic);
+      if (topic !== undefined && !about) throw new UsageError(`no command ${JSON.stringify(topic)}`);
+      io.out(about ? commandHelp(about) : USAGE);
+      return 0;
     }
+    if (name === undefined) throw new UsageError('give a command');
+    command = COMMANDS.find((c) => c.name === name);
+    if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)}`);
+    const rest = [...argv];
+    rest.splice(at, 1);
+    let values: Values;
+    let args: string[];
+    try {
+      const parsed = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        strict: true,
+        options: { ...command.options, ...GLOBAL },
+      });
+      values = parsed.values as Values;
+      args = parsed.positionals;
+    } catch (error) {
+      throw new UsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ''));
+    }
+    if (values.help) {
+      io.out(commandHelp(command));
+      return 0;
+    }
+    const [min, max] = command.args;
+    if (args.length < min) throw new UsageError(`${command.name}: missing argument (${command.synopsis})`);
+    if (args.length > max) throw new UsageError(`${command.name}: unexpected argument ${JSON.stringify(args[max])}`);
+    return await command.run(ctx, args, values);
   } catch (error) {
-    return fail(io, (error as Error).message);
-  }
-}
-
-/** Prints an execution's output; with `follow`, polls until the execution is final, printing what is new. */
-async function logs(api: JobsClient, io: CliIo, id: string, follow: boolean): Promise<number> {
-  const sleep = io.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  let printed = '';
-  for (;;) {
-    const { data, error, response } = await api.GET('/api/v1/executions/{id}', { params: { path: { id } } });
-    if (!data) return fail(io, errorMessage(error, response));
-    const output = data.output ?? '';
-    // Output is capped head + tail: when it no longer extends what was printed, print it whole once more.
-    if (output !== printed) io.out(output.startsWith(printed) ? output.slice(printed.length) : output);
-    printed = output;
-    if (!follow || FINAL.has(data.status)) {
-      if (follow || FINAL.has(data.status))
-        io.err(`execution ${id} ${data.status}${data.error ? `: ${data.error}` : ''}`);
-      return data.status === 'failed' || data.status === 'dead' ? 1 : 0;
+    if (!(error instanceof CliError)) {
+      // A fault of ours, not the user's or the API's: say so rather than pretend it is one of theirs.
+      io.err(`jobs: unexpected error: ${(error as Error).stack ?? String(error)}`);
+      if (json) io.out(JSON.stringify({ error: { code: 'internal', message: (error as Error).message } }, null, 2));
+      return 1;
     }
-    await sleep(FOLLOW_POLL_MS);
+    if (error instanceof UsageError) {
+      io.err(`${error.message}\n${command ? `usage: ${usageLine(command)}\n(--help for more)` : USAGE}`);
+    } else io.err(error.message);
+    if (json) io.out(JSON.stringify({ error: { message: error.message, ...error.detail } }, null, 2));
+    return error.exitCode;
   }
-}
-
-function fail(io: CliIo, message: string, code = 1): number {
-  io.err(message);
-  return code;
 }
