@@ -31,6 +31,7 @@ export function apiDeps(ctx: Context): ApiDeps {
     logger: ctx.logger,
     apiKeys: ctx.config.apiKeys,
     metricsToken: ctx.config.metricsToken ?? undefined,
+    authFailureLimit: ctx.config.authFailureLimit,
     tracing: ctx.tracing,
     allowedHosts: ctx.config.allowedHosts,
     commandJobs: ctx.config.commandJobs,

@@ -3,7 +3,7 @@
  * validated at start, all problems are reported at once, and nothing below functions/ ever reads process.env.
  */
 import { EXECUTION_STATUSES, LANES, parseAllowList, parseDuration, type ExecutionStatus, type Lane } from '@jobs/core';
-import { parseApiKeys, type ApiKey } from '@jobs/api';
+import { AUTH_MAX_FAILURES, parseApiKeys, type ApiKey } from '@jobs/api';
 import { closeSync, readFileSync } from 'node:fs';
 import { Resource } from 'sst/resource';
 
@@ -49,6 +49,8 @@ export interface Config {
   lambdaEndpoint: string | null;
   /** Largest request body the API accepts. */
   bodyLimitBytes: number;
+  /** AUTH_FAILURE_LIMIT: wrong API keys a source address may present a minute before it gets 429s. */
+  authFailureLimit: number;
   scheduleIntervalMs: number;
   lookaheadMs: number;
   misfireGraceMs: number;
@@ -257,6 +259,7 @@ export function loadConfig(
       .filter(Boolean),
     lambdaEndpoint: lambdaEndpoint || null,
     bodyLimitBytes: integer('BODY_LIMIT_BYTES', 256 * 1024, 1024, 6 * 1024 * 1024),
+    authFailureLimit: integer('AUTH_FAILURE_LIMIT', AUTH_MAX_FAILURES, 1, 1_000_000),
     scheduleIntervalMs,
     lookaheadMs: duration('LOOKAHEAD', `${Math.max(2 * scheduleIntervalMs, 5000)}ms`, 100),
     misfireGraceMs: duration('MISFIRE_GRACE', '60s', 1000),

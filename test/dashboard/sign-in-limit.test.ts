@@ -1,6 +1,6 @@
 /**
- * The sign-in limit: 10 failures a minute per source address, then 429 with Retry-After, in process (the socket's
- * address) and through the API Lambda (API Gateway's requestContext.http.sourceIp; X-Forwarded-For never counts).
+ * The sign-in limit: 10 failures a minute per source address, then 429 with Retry-After (each refusal audited), in
+ * process (the socket's address) and through the API Lambda (API Gateway's requestContext.http.sourceIp; X-Forwarded-For never counts).
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context as LambdaContext } from 'aws-lambda';
 import type { LambdaEvent } from 'hono/aws-lambda';
@@ -44,6 +44,7 @@ describe('in process', () => {
     for (let i = 0; i < 10; i++) expect((await signInFrom(h, '192.0.2.1', `wrong-${i}`)).status).toBe(303);
     const limited = await signInFrom(h, '192.0.2.1', KEY);
     expect(limited.status).toBe(429);
+    expect((await signInFrom(h, '192.0.2.1', 'wrong-again')).status).toBe(429);
     const retryAfter = Number(limited.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(60);
@@ -61,7 +62,10 @@ describe('in process', () => {
     const { rows } = await h.env.pool.query(
       `SELECT key_name, outcome, source FROM audit_log WHERE action = 'session.sign_in' ORDER BY id`,
     );
-    expect(rows.filter((r) => r.outcome === 'refused')).toHaveLength(10);
+    // Every attempt is audited, those the limit refused unread too: 10 wrong keys, then 2 refused by the limit.
+    expect(rows.filter((r) => r.outcome === 'refused').map((r) => [r.key_name, r.source])).toEqual(
+      Array.from({ length: 12 }, () => ['(unknown)', '192.0.2.1']),
+    );
     expect(rows.filter((r) => r.outcome === 'ok').map((r) => [r.key_name, r.source])).toEqual([
       ['key1', '192.0.2.2'],
       ['key1', '192.0.2.1'],

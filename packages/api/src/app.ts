@@ -6,6 +6,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { clip, type CommandDeps } from '@jobs/core';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { apiAuth, needs } from './auth';
+import { AUTH_MAX_FAILURES, AUTH_TRACKED_SOURCES, AUTH_WINDOW_MS, authLimiter } from './auth-limit';
 import { bodyLimit } from './body-limit';
 import { hostGuard } from './host-guard';
 import type { ApiDeps, ApiEnv } from './deps';
@@ -58,7 +59,14 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
     }),
   );
 
-  v1.use('*', apiAuth(deps, commands));
+  // One budget of wrong keys per source address for every route that takes a key (/api/v1 and /metrics).
+  const limiter = authLimiter({
+    max: deps.authFailureLimit ?? AUTH_MAX_FAILURES,
+    windowMs: AUTH_WINDOW_MS,
+    capacity: AUTH_TRACKED_SOURCES,
+    now: () => deps.clock.now().getTime(),
+  });
+  v1.use('*', apiAuth(deps, commands, [], limiter));
   v1.use(
     '*',
     bodyLimit(deps.bodyLimitBytes, () => {
@@ -104,7 +112,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
       "One of the keys in API_KEYS. Required on every /api/v1 route when API_KEYS is set; the key's role (read, operate, admin) decides what it may do (403 `forbidden` otherwise).",
   });
   healthRoutes(root, deps);
-  metricsRoutes(root, deps, metrics, commands);
+  metricsRoutes(root, deps, metrics, commands, limiter);
   root.route(API_PREFIX, v1);
   for (const mount of mounts) mount(root, deps, commands);
 

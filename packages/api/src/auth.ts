@@ -13,6 +13,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError } from './errors';
+import type { AuthLimiter } from './auth-limit';
 import { apiKeyList, keyMatcher, type ApiKey, type Principal } from './keys';
 import { sourceAddress } from './source';
 
@@ -104,13 +105,15 @@ function targetOf(path: string): string {
 
 /**
  * Authenticates and authorizes every /api/v1 request, and gives the handlers commands that audit under the key's
- * name (`c.var.commands`). `extra` keys are accepted besides API_KEYS (METRICS_TOKEN on GET /metrics).
- * @example v1.use('*', apiAuth(deps, commands))
+ * name (`c.var.commands`). `extra` keys are accepted besides API_KEYS (METRICS_TOKEN on GET /metrics). With a
+ * `limiter`, a source address that presented too many wrong keys is answered 429 until its window closes.
+ * @example v1.use('*', apiAuth(deps, commands, [], limiter))
  */
 export function apiAuth(
   deps: ApiDeps,
   commands: CommandDeps,
   extra: readonly ApiKey[] = [],
+  limiter: AuthLimiter | null = null,
 ): MiddlewareHandler<ApiEnv> {
   const keys = [...apiKeyList(deps.apiKeys), ...extra];
   const match = keyMatcher(keys);
@@ -118,9 +121,25 @@ export function apiAuth(
   return async (c, next) => {
     let principal = OPEN_PRINCIPAL;
     if (keys.length > 0) {
+      // Requests with no known address (none in practice: Node has the socket, Lambda the event) share one budget.
+      const source = sourceAddress(c) ?? 'unknown';
+      const waitMs = limiter?.retryAfterMs(source) ?? 0;
+      if (waitMs > 0) {
+        const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+        deps.logger.warn({ event: 'auth.limited', request_id: c.get('requestId'), source });
+        throw new ApiError(
+          429,
+          'too_many_failed_authentications',
+          `too many wrong API keys from your address; try again in ${seconds} seconds`,
+          undefined,
+          { 'Retry-After': String(seconds) },
+        );
+      }
       const header = c.req.header('authorization');
       const bearer = header ? /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header) : null;
       if (!bearer) {
+        // A header that is not a bearer token is a failed attempt too; no header at all guesses nothing.
+        if (header !== undefined) limiter?.failed(source);
         throw new ApiError(
           401,
           'unauthorized',
@@ -130,7 +149,10 @@ export function apiAuth(
         );
       }
       const key = match(bearer[1]!);
-      if (!key) throw new ApiError(401, 'unauthorized', 'invalid API key', undefined, challenge);
+      if (!key) {
+        limiter?.failed(source);
+        throw new ApiError(401, 'unauthorized', 'invalid API key', undefined, challenge);
+      }
       principal = { name: key.name, role: key.role };
     }
     c.set('principal', principal);

@@ -32,6 +32,11 @@ export interface ApiDeps {
   apiKeys: readonly (string | ApiKey)[];
   /** Spans per request and trigger (OpenTelemetry, in functions/); absent: tracing is off and costs nothing. */
   tracing?: Tracing | null;
+  /**
+   * Wrong keys a source address may present a minute before its requests get 429 until the minute ends
+   * (AUTH_FAILURE_LIMIT; default AUTH_MAX_FAILURES).
+   */
+  authFailureLimit?: number;
   /** A bearer token GET /metrics accepts besides the API keys (METRICS_TOKEN), for scrapers. */
   metricsToken?: string;
   /** Host names served besides loopback ones, when keys are set (`*`: any); see host-guard.ts. */

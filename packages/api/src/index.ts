@@ -20,6 +20,7 @@ export {
   type Principal,
 } from './keys';
 export { sourceAddress } from './source';
+export { AUTH_MAX_FAILURES, AUTH_WINDOW_MS, authLimiter, type AuthLimiter } from './auth-limit';
 export { auditJson } from './routes/audit';
 // Series read at scrape time, rendered by prom-client (the worker process's /metrics uses them too).
 export { SnapshotRegistry } from './metrics/snapshot';

@@ -5,6 +5,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { CommandDeps } from '@jobs/core';
 import { apiAuth, needs } from '../auth';
+import type { AuthLimiter } from '../auth-limit';
 import type { ApiDeps, ApiEnv } from '../deps';
 import type { ProcessMetrics } from '../metrics/http';
 import { systemSeries } from '../metrics/series';
@@ -14,10 +15,11 @@ export function metricsRoutes(
   deps: ApiDeps,
   own: ProcessMetrics,
   commands: CommandDeps,
+  limiter: AuthLimiter | null = null,
 ): void {
   // The token acts as a read key named metrics-token (it can read nothing else: it is not in API_KEYS).
   const token = deps.metricsToken ? [{ name: 'metrics-token', role: 'read' as const, key: deps.metricsToken }] : [];
-  app.get('/metrics', needs('read'), apiAuth(deps, commands, token), async (c) => {
+  app.get('/metrics', needs('read'), apiAuth(deps, commands, token, limiter), async (c) => {
     const [snapshot, depth, workers] = await Promise.all([
       deps.store.metricsSnapshot(),
       deps.queue.depth(),

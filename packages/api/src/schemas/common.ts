@@ -53,6 +53,12 @@ export const errorResponses = {
     description: "The key's role is below the one this route needs (`forbidden`, naming it)",
     content: { 'application/json': { schema: ErrorSchema } },
   },
+  429: {
+    description:
+      'Too many wrong keys from this address (`too_many_failed_authentications`): every request from it is refused until `Retry-After` seconds have passed',
+    headers: { 'Retry-After': { description: 'Seconds until the address may try again', schema: { type: 'integer' } } },
+    content: { 'application/json': { schema: ErrorSchema } },
+  },
 } as const;
 export const notFoundResponse = {
   description: 'Unknown id',

@@ -3,7 +3,8 @@
  * the session is a row in PostgreSQL), sign out (the row is ended, so every copy of the cookie dies). The key is
  * never echoed back, put in a URL or logged. A refused key redirects back to the form with a one-shot notice
  * (Post/Redirect/Get), so a reload never posts the key again. Each source address may fail SIGN_IN_MAX_FAILURES times
- * a minute; after that every attempt is a 429 with Retry-After until the minute is over.
+ * a minute; after that every attempt is a 429 with Retry-After until the minute is over. Every attempt, refused by
+ * the limit or not, is an audit row.
  */
 import type { FC } from 'hono/jsx';
 import { clearCookie, writeCookie } from '../cookies';
@@ -86,6 +87,14 @@ export async function loginSubmit(r: DashRequest): Promise<Response> {
   if (failures >= SIGN_IN_MAX_FAILURES) {
     const seconds = Math.max(1, Math.ceil(resetsInMs / 1000));
     r.deps.logger.warn({ event: 'dashboard.login_limited', request_id: r.view.requestId, source });
+    // Refused unread, and audited like every other attempt: the trail shows a guessing run whole, not its first ten.
+    await r.deps.store.auditInsert({
+      ...actorOf(r.c, { name: '(unknown)', role: 'read' }),
+      action: 'session.sign_in',
+      target: 'session',
+      outcome: 'refused',
+      changes: null,
+    });
     r.c.header('Retry-After', String(seconds));
     return renderError(
       r.c,
