@@ -62,8 +62,14 @@ export const DEFAULT_SETTINGS: StageSettings = {
 /** Stages with settings of their own. */
 export const STAGE_SETTINGS: Record<string, Partial<StageSettings>> = {
   production: {
+    // One service fewer: the queue's tables sit in the Multi-AZ database, so they fail over with it, and the stage
+    // stays within $60 a month at idle (docs/cost.md: ElastiCache with its replica would add about $19). Good for a
+    // few thousand attempts a second (docs/queues.md); a stage that needs more sets 'redis', which gets the replica
+    // and snapshots below. A deployed stage's queue only moves on purpose (infra/preflight.ts).
+    queue: 'postgres',
     databaseMultiAz: true,
     databaseMaxStorageGb: 500,
+    // Used when the queue is on Redis.
     redisReplica: true,
     redisSnapshotDays: 7,
     // SSH from the internet to a NAT instance has no place in production: reach RDS with an SSM port forward.

@@ -5,7 +5,7 @@
  * from spawn to its `worker.started` line. Also builds api and tick with `@aws-sdk/*` left external (resolved from
  * node_modules, as the Lambda runtime's copy would be) to show what bundling the SDK costs or saves.
  *
- *   npm run bench:cold-start -- [--runs 7] [--json]
+ *   npm run bench:cold-start -- [--runs 7] [--only api,tick] [--json]
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +20,9 @@ import { ROOT } from '../support/processes';
 const args = process.argv.slice(2);
 const json = args.includes('--json');
 const runs = Number(args[args.indexOf('--runs') + 1]) || 5;
+/** Bundles to measure (all when absent). */
+const only = args.includes('--only') ? new Set(String(args[args.indexOf('--only') + 1]).split(',')) : null;
+const selected = ENTRIES.filter((e) => only === null || only.has(e.name));
 
 interface Row {
   bundle: string;
@@ -65,8 +68,8 @@ async function main() {
   try {
     const invoker = await buildInvoker(bundled);
     const builds: [BuiltBundle, Row['variant']][] = [];
-    for (const entry of ENTRIES) builds.push([await bundleEntry(entry, { outdir: bundled }), 'sdk bundled']);
-    for (const entry of ENTRIES.filter((e) => e.name === 'api' || e.name === 'tick')) {
+    for (const entry of selected) builds.push([await bundleEntry(entry, { outdir: bundled }), 'sdk bundled']);
+    for (const entry of selected.filter((e) => e.name === 'api' || e.name === 'tick')) {
       builds.push([await bundleEntry(entry, { outdir: external, externalAwsSdk: true }), 'sdk external']);
     }
     for (const [bundle, variant] of builds) {

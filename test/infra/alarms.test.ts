@@ -2,7 +2,7 @@
  * The alarms in the resource graph: oldest waiting execution, dead executions and tick errors, all to the Alerts
  * SNS topic, on the metric names and namespace the tick writes (functions/queue-metrics.ts); none in `sst dev`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QUEUE_METRICS } from '../../functions/queue-metrics';
 import {
   CPU_CREDIT_ALARM_BALANCE,
@@ -11,6 +11,21 @@ import {
 } from '../../infra/alarm-thresholds';
 import { plainEnvironment } from './runtime-env';
 import { evaluateSstConfig, resolve, uninstallSstGlobals, type ResourceGraph } from './sst-globals';
+
+// Production with its queue on Redis, the setting's other value, so the Redis alarms are checked too; the committed
+// production (queue: 'postgres', no ElastiCache) is priced and checked in cost.test.ts and queue-postgres.test.ts.
+vi.mock('../../infra/settings', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../infra/settings')>();
+  const stages = {
+    ...original.STAGE_SETTINGS,
+    production: { ...original.STAGE_SETTINGS.production, queue: 'redis' as const },
+  };
+  return {
+    ...original,
+    STAGE_SETTINGS: stages,
+    stageSettings: (stage: string) => original.stageSettings(stage, stages),
+  };
+});
 
 type Query = {
   id: string;

@@ -5,7 +5,7 @@
  * storage that grows, production spread over two zones, and the preflight that refuses an account or a queue
  * switch before anything is declared.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NAT_IMAGE, VPC_CIDR } from '../../infra/settings';
 import { reservedConcurrency, queueParameterName, UNRESERVED_MINIMUM } from '../../infra/preflight';
 import { startFakeAws, type FakeAws } from './fake-aws';
@@ -18,6 +18,22 @@ import {
   uninstallSstGlobals,
   type ResourceGraph,
 } from './sst-globals';
+
+// Production with its queue on Redis, the setting's other value: the Redis-shaped graph (ElastiCache, its replica,
+// REDIS_URL, the larger worker reservation) is checked here; the committed production (queue: 'postgres') is checked
+// in queue-postgres.test.ts.
+vi.mock('../../infra/settings', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../infra/settings')>();
+  const stages = {
+    ...original.STAGE_SETTINGS,
+    production: { ...original.STAGE_SETTINGS.production, queue: 'redis' as const },
+  };
+  return {
+    ...original,
+    STAGE_SETTINGS: stages,
+    stageSettings: (stage: string) => original.stageSettings(stage, stages),
+  };
+});
 
 /**
  * Whether ECS can replace a service's tasks at `desired` running: it may start a new task only if the maximum

@@ -3,7 +3,7 @@
  * environment, timeouts, `wait`, least-privilege permissions, scaling on the tick's queue metrics, and the
  * PostgreSQL connection budget computed from the graph's own values against the instance's limit.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BUDGET, MAX_CONNECTIONS, usableConnections, worstCaseConnections } from '../../infra/budget';
 import { QUEUE_METRICS } from '../../functions/queue-metrics';
 import { graphBudget, transformed } from './graph-budget';
@@ -16,6 +16,22 @@ import {
   type Recorded,
   type ResourceGraph,
 } from './sst-globals';
+
+// Production with its queue on Redis, the setting's other value: the Redis-shaped graph (ElastiCache, its replica,
+// REDIS_URL, the larger worker reservation) is checked here; the committed production (queue: 'postgres') is checked
+// in queue-postgres.test.ts.
+vi.mock('../../infra/settings', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../infra/settings')>();
+  const stages = {
+    ...original.STAGE_SETTINGS,
+    production: { ...original.STAGE_SETTINGS.production, queue: 'redis' as const },
+  };
+  return {
+    ...original,
+    STAGE_SETTINGS: stages,
+    stageSettings: (stage: string) => original.stageSettings(stage, stages),
+  };
+});
 
 const FUNCTIONS = ['ApiHandler', 'Worker', 'Tick', 'Migrate'] as const;
 const PUBLISHERS = ['ApiHandler', 'Worker', 'Tick'] as const;

@@ -24,6 +24,8 @@ vi.mock('../../infra/settings', async (importOriginal) => {
 });
 
 describe.each([
+  // Production commits its queue to PostgreSQL (infra/settings.ts).
+  { title: 'sst deploy --stage production', stage: 'production', dev: false },
   { title: 'sst deploy --stage small', stage: 'small', dev: false },
   { title: 'sst dev --stage small', stage: 'small', dev: true },
 ])('queue: postgres, $title', (scenario) => {

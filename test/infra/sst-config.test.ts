@@ -1,11 +1,27 @@
 /** The resource graph of sst.config.ts under `sst dev` and `sst deploy` for the dev and production stages. */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CONTAINER_MAX_TASKS } from '../../infra/budget';
 import { linkedCredentials, plainEnvironment, ssmParameters, startedEnvironment } from './runtime-env';
 import { FAKE, FakeOutput, evaluateSstConfig, resolve, uninstallSstGlobals } from './sst-globals';
 import type { Args, ResourceGraph } from './sst-globals';
+
+// Production with its queue on Redis, the setting's other value: the Redis-shaped graph (ElastiCache, its replica,
+// REDIS_URL, the larger worker reservation) is checked here; the committed production (queue: 'postgres') is checked
+// in queue-postgres.test.ts.
+vi.mock('../../infra/settings', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../infra/settings')>();
+  const stages = {
+    ...original.STAGE_SETTINGS,
+    production: { ...original.STAGE_SETTINGS.production, queue: 'redis' as const },
+  };
+  return {
+    ...original,
+    STAGE_SETTINGS: stages,
+    stageSettings: (stage: string) => original.stageSettings(stage, stages),
+  };
+});
 
 /** Functions that serve traffic or run jobs; they must wait for the deploy's migrations. */
 const RUNTIME_FUNCTIONS = ['ApiHandler', 'Worker', 'Tick'] as const;
