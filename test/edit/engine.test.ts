@@ -93,15 +93,16 @@ describe('a schedule change', () => {
     clock.set('2025-01-01T00:00:05Z');
     const res = await patch(job.id, { cron_expr: '*/3 * * * * *' });
     expect(res.body.next_run_at).toBe('2025-01-01T00:00:06.000Z');
-    // Those due before the change stay (they were due under the old schedule); later ones are withdrawn.
-    expect(await times(job.id)).toEqual(['00:00:02', '00:00:04']);
+    // Those due before the change stay (they were due under the old schedule); later ones are withdrawn, but for
+    // 06, a fire time of the new schedule too.
+    expect(await times(job.id)).toEqual(['00:00:02', '00:00:04', '00:00:06']);
     const delayed = await h.env.redis.zrange(h.env.redisQueue!.keys.lane('short').delayed, '0', '-1');
     const { rows } = await h.env.pool.query(
-      `SELECT id, status, error FROM executions WHERE job_id = $1 AND scheduled_for > $2`,
+      `SELECT id, status, error FROM executions WHERE job_id = $1 AND scheduled_for > $2 ORDER BY scheduled_for`,
       [job.id, '2025-01-01T00:00:05Z'],
     );
-    expect(rows.map((r) => r.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
-    for (const r of rows) expect(delayed.some((m) => m.endsWith(`:${r.id}`))).toBe(false);
+    expect(rows.map((r) => r.status)).toEqual(['queued', 'cancelled', 'cancelled']);
+    for (const r of rows.slice(1)) expect(delayed.some((m) => m.endsWith(`:${r.id}`))).toBe(false);
     await e.tick(10_000);
     expect(await times(job.id)).toEqual(['00:00:02', '00:00:04', '00:00:06', '00:00:09', '00:00:12', '00:00:15']);
   });
@@ -132,6 +133,61 @@ describe('a schedule change', () => {
       const job2 = await h.env.store.jobGet(job.id);
       expect(job2!.nextRunAt!.toISOString()).toBe('2025-01-01T00:00:18.000Z');
     }
+  });
+});
+
+describe('an edit that does not move the fire times', () => {
+  const fires = async (jobId: string) => {
+    const { rows } = await h.env.pool.query(
+      `SELECT scheduled_for, status FROM executions WHERE job_id = $1 AND trigger = 'cron' ORDER BY scheduled_for, id`,
+      [jobId],
+    );
+    return rows.map((r) => `${(r.scheduled_for as Date).toISOString().slice(17, 19)} ${r.status}`);
+  };
+
+  it('41 quick time zone edits of an every-second job keep its queued fire times: none dropped, none doubled', async () => {
+    const clock = manualClock('2025-01-01T00:00:00Z');
+    await setup(clock);
+    const job = await h.createJob({ cron_expr: '* * * * * *' });
+    await e.tick(5000);
+    // Edits come every 300 ms, faster than the fire times; a tick runs after every third one.
+    for (let i = 0; i < 41; i++) {
+      clock.advance(300);
+      const res = await patch(job.id, { timezone: i % 2 ? 'UTC' : 'Europe/Paris' });
+      expect(res.status).toBe(200);
+      if (i % 3 === 2) await e.tick(5000);
+    }
+    await e.tick(5000);
+    // 12.3 s in, ticks looking 5 s ahead: every second from 1 to 17 queued once, none cancelled.
+    const expected = Array.from({ length: 17 }, (_, i) => `${String(i + 1).padStart(2, '0')} queued`);
+    expect(await fires(job.id)).toEqual(expected);
+  });
+
+  it('a real schedule change still withdraws what the new schedule does not fire, and keeps what it does', async () => {
+    const clock = manualClock('2025-01-01T00:00:00Z');
+    await setup(clock);
+    const job = await h.createJob({ cron_expr: '*/2 * * * * *' });
+    await e.tick(10_000);
+    clock.set('2025-01-01T00:00:01Z');
+    expect((await patch(job.id, { cron_expr: '*/4 * * * * *' })).status).toBe(200);
+    expect(await fires(job.id)).toEqual(['02 cancelled', '04 queued', '06 cancelled', '08 queued', '10 cancelled']);
+    await e.tick(10_000);
+    expect((await fires(job.id)).filter((f) => f.endsWith('queued'))).toEqual(['04 queued', '08 queued']);
+  });
+
+  it('a quick second edit keeps a fire time that came due before the tick queued it again', async () => {
+    const clock = manualClock('2025-01-01T00:00:00Z');
+    await setup(clock);
+    const job = await h.createJob({ cron_expr: '*/2 * * * * *' });
+    await e.tick(1000);
+    clock.set('2025-01-01T00:00:01.500Z');
+    // The first edit withdraws the 02 of the old schedule (the new one fires at 03); no tick runs before 03...
+    expect((await patch(job.id, { cron_expr: '*/3 * * * * *' })).body.next_run_at).toBe('2025-01-01T00:00:03.000Z');
+    clock.set('2025-01-01T00:00:03.200Z');
+    // ...so the second edit, after 03 came due, must not plan past it.
+    expect((await patch(job.id, { cron_expr: '*/3 * * * * *', timezone: 'Asia/Tokyo' })).status).toBe(200);
+    await e.tick(3000);
+    expect((await fires(job.id)).filter((f) => f.endsWith('queued'))).toEqual(['03 queued', '06 queued']);
   });
 });
 

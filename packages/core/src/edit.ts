@@ -6,7 +6,8 @@
  *   with its job's current version and cache definitions by (job id, version), so no cache outlives an edit.
  * - Attempts already running finish on the version they started with; every execution records `job_version`.
  * - A change of the schedule (cron, time zone, run time, misfire settings, status) recomputes `next_run_at` from now
- *   and cancels the fire times materialised for the old schedule that are still in the future and not started.
+ *   (keeping a due one the tick has not planned yet) and cancels the fire times materialised for the old schedule
+ *   that are still in the future, not started, and not fire times of the new schedule.
  *   The edit holds the job's row lock, like the tick, so no tick plans from the old schedule meanwhile.
  * - A change of lane, priority, limits or payload applies to the attempts not yet started: they are moved in
  *   PostgreSQL under the same lock, and in the queue (taken out of where they wait, pushed again where they belong).
@@ -52,7 +53,21 @@ export interface JobUpdate {
   changes: JobChange[];
   actor: string;
   /** Null: the schedule did not change (next_run_at and materialised fire times are left alone). */
-  schedule: { nextRunAt: Date | null; cancelFrom: Date; cancelAll: boolean } | null;
+  schedule: {
+    nextRunAt: Date | null;
+    cancelFrom: Date;
+    cancelAll: boolean;
+    /**
+     * Whether a queued fire time after `cancelFrom` is one of the new schedule's: those stay (the tick would only
+     * queue them again), the others are cancelled.
+     */
+    isFireTime: (at: Date) => boolean;
+    /**
+     * A fire time that was due before the edit but not yet materialised (next_run_at at or before `cancelFrom`)
+     * stays the next run: the tick then plans it, and the new schedule after it.
+     */
+    keepDue: boolean;
+  } | null;
   /** Whether waiting attempts take the new lane, priority and flow key. */
   moveWaiting: boolean;
   /** Written with the version row, in the same transaction. */
@@ -182,8 +197,15 @@ async function applyPlan(
   const { spec } = plan;
   checkSpec(deps, spec, { now, allowPast: plan.allowPast ?? false, runAtChanged: changed.has('run_at') });
   const status = spec.status ?? current.status;
+  const active = status === 'active';
   const schedule = SCHEDULE_FIELDS.some((f) => changed.has(f))
-    ? { nextRunAt: status === 'active' ? firstRunAt(spec, now) : null, cancelFrom: now, cancelAll: status === 'paused' }
+    ? {
+        nextRunAt: active ? firstRunAt(spec, now) : null,
+        cancelFrom: now,
+        cancelAll: !active,
+        isFireTime: active ? fireTimeTest(spec) : () => false,
+        keepDue: active && current.status === 'active' && Boolean(current.cronExpr && spec.cronExpr && !spec.runAt),
+      }
     : null;
   const result = await deps.store.jobUpdate({
     id: current.id,
@@ -220,6 +242,18 @@ async function applyPlan(
     fields: [...changed],
   });
   return { job: result.job, changed: true };
+}
+
+/**
+ * Whether an instant is a fire time of `spec`. An edit keeps the queued fire times that still are, so an edit that
+ * does not move the fire times (the time zone of an every-second job, the misfire settings) leaves the queue as it
+ * was, and quick edits cannot drop a fire time that the tick has not queued again yet.
+ */
+function fireTimeTest(spec: JobSpec): (at: Date) => boolean {
+  if (spec.runAt) return (at) => at.getTime() === spec.runAt!.getTime();
+  const schedule = jobSchedule(spec);
+  if (!schedule) return () => false;
+  return (at) => nextFireTime(schedule, new Date(at.getTime() - 1))?.getTime() === at.getTime();
 }
 
 export const MAX_BACKFILL = 1000;

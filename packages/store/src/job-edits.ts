@@ -36,12 +36,22 @@ export async function jobUpdate(
       if (locked.rows.length === 0) return null;
       if (locked.rows[0].version !== input.expectedVersion) return 'stale' as const;
       const { names, values } = specColumns(input.spec);
-      const sets = names.map((name, i) => `${name} = $${i + 4}`).join(', ');
+      const sets = names.map((name, i) => `${name} = $${i + 6}`).join(', ');
+      // A due fire time the tick has not materialised yet (next_run_at not after the edit) stays the next run.
       const updated = await client.query(
         `UPDATE jobs SET ${sets}, version = version + 1, updated_at = now(),
-           next_run_at = CASE WHEN $2 THEN $3::timestamptz ELSE next_run_at END
+           next_run_at = CASE WHEN NOT $2 THEN next_run_at
+                              WHEN $5 AND $3::timestamptz IS NOT NULL AND next_run_at <= $4::timestamptz THEN next_run_at
+                              ELSE $3::timestamptz END
          WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
-        [input.id, input.schedule !== null, input.schedule?.nextRunAt ?? null, ...values],
+        [
+          input.id,
+          input.schedule !== null,
+          input.schedule?.nextRunAt ?? null,
+          input.schedule?.cancelFrom ?? null,
+          input.schedule?.keepDue ?? false,
+          ...values,
+        ],
       );
       const job = toJob(updated.rows[0]);
       await client.query(`INSERT INTO job_versions (job_id, version, actor, changes) VALUES ($1, $2, $3, $4)`, [
@@ -52,16 +62,32 @@ export async function jobUpdate(
       ]);
       let cancelled: ChangedExecution[] = [];
       if (input.schedule) {
-        // Fire times of the old schedule that are due already stay (they were due before the edit); later ones go.
-        cancelled = input.schedule.cancelAll
-          ? await cancelLive(client, input.id, `trigger IN ('cron', 'once') AND status = 'queued'`, 'job edited')
-          : await cancelLive(
+        // Fire times of the old schedule that are due already stay (they were due before the edit); later ones go,
+        // unless they are fire times of the new schedule too (the tick would only queue them again).
+        if (input.schedule.cancelAll) {
+          cancelled = await cancelLive(
+            client,
+            input.id,
+            `trigger IN ('cron', 'once') AND status = 'queued'`,
+            'job edited',
+          );
+        } else {
+          const ahead = await client.query(
+            `SELECT id, scheduled_for FROM executions
+             WHERE job_id = $1 AND trigger IN ('cron', 'once') AND status = 'queued' AND scheduled_for > $2`,
+            [input.id, input.schedule.cancelFrom],
+          );
+          const isFireTime = input.schedule.isFireTime;
+          const stale = ahead.rows.filter((r) => !isFireTime(r.scheduled_for as Date)).map((r) => r.id as string);
+          if (stale.length > 0)
+            cancelled = await cancelLive(
               client,
               input.id,
-              `trigger IN ('cron', 'once') AND status = 'queued' AND scheduled_for > $3`,
+              `id = ANY($3::bigint[]) AND status = 'queued'`,
               'job edited',
-              [input.schedule.cancelFrom],
+              [stale],
             );
+        }
       }
       const moved = input.moveWaiting ? await moveWaiting(client, input.id) : [];
       if (input.audit) await auditInsert(client, input.audit);
