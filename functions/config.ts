@@ -2,7 +2,15 @@
  * @module config — the one place that reads the environment (and SST's linked resources). Every variable is
  * validated at start, all problems are reported at once, and nothing below functions/ ever reads process.env.
  */
-import { EXECUTION_STATUSES, LANES, parseAllowList, parseDuration, type ExecutionStatus, type Lane } from '@jobs/core';
+import {
+  EXECUTION_STATUSES,
+  LANES,
+  LIVE_OUTPUT_DEFAULTS,
+  parseAllowList,
+  parseDuration,
+  type ExecutionStatus,
+  type Lane,
+} from '@jobs/core';
 import { AUTH_MAX_FAILURES, parseApiKeys, type ApiKey } from '@jobs/api';
 import { closeSync, readFileSync } from 'node:fs';
 import { Resource } from 'sst/resource';
@@ -60,6 +68,10 @@ export interface Config {
   deadRetentionMs: number | null;
   /** False: running attempts' output is not streamed (GET /executions/{id}/output then has final output only). */
   liveOutput: boolean;
+  /** Bytes of live output kept per running attempt on Redis (the newest). */
+  liveOutputMaxBytes: number;
+  /** Bytes of live output all attempts may hold in Redis at once. */
+  liveOutputBudgetBytes: number;
   workerConcurrency: number;
   workerLanes: Lane[];
   leaseMs: number;
@@ -267,6 +279,13 @@ export function loadConfig(
     historyRetentionMs: duration('HISTORY_RETENTION', '30d', 0) || null,
     deadRetentionMs: duration('DEAD_RETENTION', '90d', 0) || null,
     liveOutput: oneOf('LIVE_OUTPUT', 'on', ['on', 'off'] as const) === 'on',
+    liveOutputMaxBytes: integer('LIVE_OUTPUT_MAX_BYTES', LIVE_OUTPUT_DEFAULTS.maxBytes, 32 * 1024, 8 * 1024 * 1024),
+    liveOutputBudgetBytes: integer(
+      'LIVE_OUTPUT_BUDGET_BYTES',
+      LIVE_OUTPUT_DEFAULTS.budgetBytes,
+      1024 * 1024,
+      4 * 1024 * 1024 * 1024,
+    ),
     workerConcurrency: integer('WORKER_CONCURRENCY', 10, 1, 10_000),
     wakeMaxWorkers: integer('WAKE_MAX_WORKERS', 10, 1, 1000),
     workerLanes: badLanes.length === 0 && lanes.length > 0 ? [...new Set(lanes as Lane[])] : ['short', 'long'],

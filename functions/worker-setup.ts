@@ -43,7 +43,12 @@ export interface StartedWorker {
 export function liveOutputFor(ctx: Pick<Context, 'config' | 'redis' | 'pool' | 'logger'>) {
   if (!ctx.config.liveOutput) return null;
   const onError = (error: unknown) => ctx.logger.warn({ event: 'worker.live_output_failed', err: String(error) });
-  if (ctx.redis) return createLiveOutput(ctx.redis, queueKeys(ctx.config.queuePrefix), { onError });
+  if (ctx.redis)
+    return createLiveOutput(ctx.redis, queueKeys(ctx.config.queuePrefix), {
+      onError,
+      maxBytes: ctx.config.liveOutputMaxBytes,
+      budgetBytes: ctx.config.liveOutputBudgetBytes,
+    });
   return createPostgresLiveOutput(ctx.pool, { onError });
 }
 

@@ -19,10 +19,19 @@ export interface LiveOutputBufferOptions {
 /** What a store's writer of live output takes: the buffer's settings and how long and how much the store keeps. */
 export interface LiveOutputOptions {
   flushMs?: number;
-  /** Kept this long after its last write. */
+  /** Kept this long after its last write while the attempt runs. */
   ttlMs?: number;
+  /** Kept this long after the attempt ended (its output is then in its outcome): long enough for followers to read the tail. */
+  endedTtlMs?: number;
   /** Writes kept per execution, the newest. */
   maxEntries?: number;
+  /** Bytes of text kept per execution, the newest (Redis; at least maxFlushBytes). */
+  maxBytes?: number;
+  /**
+   * Bytes of text all executions' live output may hold at once (Redis): at most budgetBytes / maxBytes attempts
+   * stream at a time; the output of one more is not streamed until a stream expires (its outcome still has it).
+   */
+  budgetBytes?: number;
   maxFlushBytes?: number;
   onError?: (error: unknown) => void;
 }
@@ -31,14 +40,19 @@ export interface LiveOutputOptions {
 export const LIVE_OUTPUT_DEFAULTS = {
   flushMs: 250,
   ttlMs: 3_600_000,
+  endedTtlMs: 60_000,
   maxEntries: 512,
+  maxBytes: 256 * 1024,
+  budgetBytes: 64 * 1024 * 1024,
   maxFlushBytes: 16 * 1024,
 } as const;
 
-/** One interval's new text of one attempt. */
+/** One interval's new text of one attempt (empty for an ended attempt that had nothing left to write). */
 export interface LiveOutputWrite {
   executionId: string;
   text: string;
+  /** The attempt ended: this is its last write (a store may let its output go sooner). */
+  ended?: boolean;
 }
 
 export interface LiveOutputBuffer extends LiveOutputSink {
@@ -114,11 +128,19 @@ export function createLiveOutputBuffer(
         p.bytes = joined.length - cut;
         p.dropped = 0;
         if (text.length > 0) {
-          writes.push({ executionId: id, text });
+          writes.push({ executionId: id, text, ...(p.ended ? { ended: true } : {}) });
           p.written = true;
+          if (p.ended) {
+            pending.delete(id);
+            continue;
+          }
         }
       }
-      if (p.ended) pending.delete(id);
+      if (p.ended) {
+        // Written before and nothing left: the store still hears that it ended.
+        if (p.written) writes.push({ executionId: id, text: '', ended: true });
+        pending.delete(id);
+      }
     }
     if (pending.size === 0 && timer) {
       clearInterval(timer);

@@ -26,7 +26,10 @@ export function createPostgresLiveOutput(pool: pg.Pool, options: LiveOutputOptio
   const { flushMs, ttlMs, maxEntries, maxFlushBytes } = { ...LIVE_OUTPUT_DEFAULTS, ...options };
   let expiredAt = 0;
   return createLiveOutputBuffer(
-    async (writes) => {
+    async (allWrites) => {
+      // The table keeps rows until they expire; an attempt's end changes nothing here.
+      const writes = allWrites.filter((w) => w.text !== '');
+      if (writes.length === 0) return;
       // One statement: the writes, and each written execution trimmed to its newest maxEntries rows. The trim sees
       // the rows as they were before this insert (one new row per execution per interval), so it keeps maxEntries - 1.
       await pool.query(

@@ -29,6 +29,10 @@ export interface QueueKeys {
   flow: string;
   /** Stream: what a running attempt printed so far (live-output.ts), short-lived. */
   output(executionId: string): string;
+  /** Zset: the executions whose live output is held now, by when it expires (lua/liveoutput-3.lua). */
+  outputIndex: string;
+  /** Hash: bytes of text each execution's live output holds. */
+  outputSizes: string;
 }
 
 /**
@@ -45,6 +49,8 @@ export function queueKeys(prefix: string = DEFAULT_PREFIX): QueueKeys {
     control: `${prefix}:control`,
     flow: `${prefix}:flow`,
     output: (executionId) => `${prefix}:output:${executionId}`,
+    outputIndex: `${prefix}:output-index`,
+    outputSizes: `${prefix}:output-sizes`,
     lane(lane) {
       let keys = cache.get(lane);
       if (!keys) {

@@ -1,8 +1,12 @@
 /**
  * @module live-output — what running attempts print, in a short-lived Redis stream per execution, for readers while
  * they run. The buffering is core's (createLiveOutputBuffer: one write per interval, nothing for a job that prints a
- * line and ends within it); this module writes each interval's output in one pipeline. A stream expires `ttlMs`
- * after its last write and holds at most `maxEntries` writes of at most `maxFlushBytes` each.
+ * line and ends within it); this module writes each interval's output in one pipeline of lua/liveoutput-3.lua calls.
+ * Live output shares the node with the queue, which refuses writes (claims included) when memory is full, so it is
+ * bounded twice: a stream keeps the newest `maxBytes` of text (and `maxEntries` writes), and all streams together
+ * at most `budgetBytes` (budgetBytes / maxBytes attempts stream at once; the output of one more is not streamed
+ * until another's stream expires). A stream expires `ttlMs` after its last write, or `endedTtlMs` after its
+ * attempt ended.
  */
 import {
   LIVE_OUTPUT_DEFAULTS,
@@ -12,7 +16,18 @@ import {
   type LiveOutputReader,
 } from '@jobs/core';
 import type { QueueKeys } from './keys';
+import { LUA_SCRIPTS } from './lua.generated';
 import type { RedisClient } from './queue';
+
+type WriteScript = (stream: string, index: string, sizes: string, ...args: (string | number)[]) => Promise<number>;
+
+/** The write script as a command of `redis` (ioredis: EVALSHA, EVAL when the script cache lost it). */
+function writeScript(redis: RedisClient): WriteScript {
+  const commands = redis as unknown as Record<string, unknown>;
+  if (typeof commands.liveoutput !== 'function')
+    redis.defineCommand('liveoutput', { numberOfKeys: 3, lua: LUA_SCRIPTS['liveoutput-3.lua']! });
+  return (commands.liveoutput as WriteScript).bind(redis);
+}
 
 /**
  * @example
@@ -25,13 +40,33 @@ export function createLiveOutput(
   keys: QueueKeys,
   options: LiveOutputOptions = {},
 ): LiveOutputBuffer {
-  const { flushMs, ttlMs, maxEntries, maxFlushBytes } = { ...LIVE_OUTPUT_DEFAULTS, ...options };
+  const { flushMs, ttlMs, endedTtlMs, maxEntries, maxBytes, budgetBytes, maxFlushBytes } = {
+    ...LIVE_OUTPUT_DEFAULTS,
+    ...options,
+  };
+  // One write, its "not streamed" mark included, always fits a stream.
+  const perAttempt = Math.max(maxBytes, maxFlushBytes + 64);
+  const streams = Math.max(1, Math.floor(budgetBytes / perAttempt));
+  writeScript(redis);
   return createLiveOutputBuffer(
     async (writes) => {
-      const pipeline = redis.pipeline();
+      const pipeline = redis.pipeline() as unknown as Record<string, WriteScript> & {
+        exec(): Promise<[Error | null, unknown][] | null>;
+      };
       for (const w of writes) {
-        const key = keys.output(w.executionId);
-        pipeline.xadd(key, 'MAXLEN', '~', String(maxEntries), '*', 'd', w.text).pexpire(key, ttlMs);
+        pipeline.liveoutput!(
+          keys.output(w.executionId),
+          keys.outputIndex,
+          keys.outputSizes,
+          w.executionId,
+          w.text,
+          w.ended ? '1' : '0',
+          ttlMs,
+          endedTtlMs,
+          perAttempt,
+          maxEntries,
+          streams,
+        );
       }
       for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
     },
