@@ -93,6 +93,11 @@ export interface Config {
   otelTracesUrl: string | null;
   /** service.name of this process's spans (OTEL_SERVICE_NAME). */
   otelServiceName: string;
+  /**
+   * RELEASE_ID: the deploy's release this process runs. Workers retire when a newer one is recorded and its workers
+   * serve their lanes; `npm run migrate` records it. Null: none (a worker never retires for a release).
+   */
+  releaseId: string | null;
   /** The ECS agent endpoint ECS injects into containers (task scale-in protection); null elsewhere. */
   ecsAgentUri: string | null;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -236,6 +241,11 @@ export function loadConfig(
       `OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (got ${JSON.stringify(clip(otelTraces || otelBase))})`,
     );
   }
+  const releaseId = text('RELEASE_ID', '');
+  if (releaseId && !/^[\x21-\x7e]{1,200}$/.test(releaseId))
+    problems.push(
+      `RELEASE_ID must be 1-200 printable ASCII characters without whitespace (got ${JSON.stringify(clip(releaseId))})`,
+    );
   const ecsAgentUri = text('ECS_AGENT_URI', '');
   if (ecsAgentUri && !/^https?:\/\//.test(ecsAgentUri))
     problems.push(`ECS_AGENT_URI must be an http:// URL (got ${JSON.stringify(ecsAgentUri)})`);
@@ -301,6 +311,7 @@ export function loadConfig(
     otelServiceName: text('OTEL_SERVICE_NAME', '') || 'jobs-scheduler',
     metricsPort: text('METRICS_PORT', '') === '' ? null : integer('METRICS_PORT', 0, 0, 65535),
     ecsAgentUri: ecsAgentUri || null,
+    releaseId: releaseId || null,
     logLevel: oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
     clockOffsetMs: integer('CLOCK_OFFSET_MS', 0, -86_400_000, 86_400_000),
     // npm's own variable: our process scripts exec node, so npm is the parent to outlive.

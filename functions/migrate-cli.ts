@@ -1,10 +1,18 @@
-/** `npm run migrate`: applies pending migrations to DATABASE_URL and exits. */
+/** `npm run migrate`: applies pending migrations to DATABASE_URL, records RELEASE_ID (when set) and exits. */
+import { recordRelease } from '@jobs/store';
 import { createContext } from './context';
 import { exitOnStartError } from './process';
 
 async function main() {
   const ctx = await createContext({ migrate: true });
-  await ctx.close();
+  try {
+    if (ctx.config.releaseId !== null) {
+      const { recorded } = await recordRelease(ctx.pool, ctx.config.releaseId);
+      ctx.logger.info({ event: 'db.release_recorded', release: ctx.config.releaseId, new: recorded });
+    }
+  } finally {
+    await ctx.close();
+  }
 }
 
 main().catch(exitOnStartError);

@@ -6,7 +6,7 @@
  * It needs PostgreSQL only: it opens one connection per invocation and closes it, since deploys are rare and a
  * connection kept in a frozen container would only hold a slot on the database.
  */
-import { migrate, migrations } from '@jobs/store';
+import { latestMigration, migrate, recordRelease } from '@jobs/store';
 import type { Context as LambdaContext } from 'aws-lambda';
 import { loadConfig, redact } from './config';
 import { lambdaHandler } from './lambda';
@@ -18,6 +18,8 @@ export interface MigrateSummary {
   applied: number[];
   /** The newest version this bundle knows; the schema is at it when the invocation succeeds. */
   latest: number;
+  /** The release recorded as the newest (the event's `release`, else RELEASE_ID); null: none given. */
+  release: string | null;
   ms: number;
 }
 
@@ -26,7 +28,7 @@ export interface MigrateSummary {
  * @example await runMigrations({ source: 'deploy' }, context)  // { applied: [1, 2], latest: 2, ms: 180 }
  */
 export async function runMigrations(
-  event: { source?: string } | null,
+  event: { source?: string; release?: unknown } | null,
   context: LambdaContext,
 ): Promise<MigrateSummary> {
   const started = Date.now();
@@ -34,8 +36,11 @@ export async function runMigrations(
   const logger = createLogger({ level: config.logLevel, sync: true });
   const pool = createPool(config, { max: 1, logger });
   try {
+    const release = releaseOf(event, config.releaseId);
     const applied = await migrate(pool);
-    const summary = { applied, latest: Math.max(0, ...migrations().map((m) => m.version)), ms: Date.now() - started };
+    // Recorded after the schema is at this release's version: workers of older releases retire once its workers run.
+    if (release !== null) await recordRelease(pool, release);
+    const summary = { applied, latest: latestMigration(), release, ms: Date.now() - started };
     logger.info({
       event: 'lambda.migrated',
       source: event?.source ?? null,
@@ -51,6 +56,15 @@ export async function runMigrations(
   } finally {
     await pool.end().catch(() => undefined);
   }
+}
+
+/** The release an invocation names, checked like RELEASE_ID (infra/migrate.ts sends the deploy's). */
+function releaseOf(event: { release?: unknown } | null, fallback: string | null): string | null {
+  const release = event?.release;
+  if (release === undefined || release === null || release === '') return fallback;
+  if (typeof release !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(release))
+    throw new Error('the event\'s "release" must be 1-200 printable ASCII characters without whitespace');
+  return release;
 }
 
 export const handler = lambdaHandler('migrate', runMigrations);

@@ -60,6 +60,8 @@ export async function startWorker(
     concurrency?: number;
     id?: string;
     metrics?: WorkerMetrics;
+    /** Told when the worker retires for a newer release (RELEASE_ID), with the promise of its end. */
+    onSuperseded?: (release: string, stopped: Promise<void>) => void;
   },
 ): Promise<StartedWorker> {
   const handlers = { ...BUILTIN_HANDLERS, ...(await loadHandlers(ctx.config.handlersModule)), ...options.handlers };
@@ -98,6 +100,8 @@ export async function startWorker(
       lanes: ctx.config.workerLanes,
       concurrency: options.concurrency ?? ctx.config.workerConcurrency,
       leaseMs: ctx.config.leaseMs,
+      release: ctx.config.releaseId,
+      onSuperseded: options.onSuperseded,
     },
   );
   const unsubscribe = await ctx.queue.subscribeCancels((ids) => {
@@ -118,13 +122,19 @@ export async function startWorker(
         : 'unsupervised'
       : 'off',
   });
+  // One close-down, however often stop() is called (a SIGTERM while the worker retires only shortens the grace).
+  let closed: Promise<void> | null = null;
   return {
     worker,
-    async stop(graceMs = ctx.config.shutdownGraceMs) {
-      await worker.stop({ graceMs });
-      await liveOutput?.close();
-      await unsubscribe();
-      ctx.logger.info({ event: 'worker.stopped', worker_id: worker.id, counts: worker.counts });
+    stop(graceMs = ctx.config.shutdownGraceMs) {
+      const stopped = worker.stop({ graceMs });
+      closed ??= (async () => {
+        await stopped;
+        await liveOutput?.close();
+        await unsubscribe();
+        ctx.logger.info({ event: 'worker.stopped', worker_id: worker.id, counts: worker.counts });
+      })();
+      return closed;
     },
   };
 }

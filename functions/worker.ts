@@ -26,8 +26,11 @@ const FLUSH_MAX_MS = 5_000;
 
 export interface WorkerSummary extends WorkerCounts {
   workerId: string | null;
-  /** Why claiming ended: `idle`, `budget` (remaining time fell below the limit), or `no-budget` (never claimed). */
-  stoppedBy: 'idle' | 'budget' | 'no-budget';
+  /**
+   * Why claiming ended: `idle`, `budget` (remaining time fell below the limit), `release` (a newer release's workers
+   * took over: RELEASE_ID), or `no-budget` (never claimed).
+   */
+  stoppedBy: 'idle' | 'budget' | 'release' | 'no-budget';
   /** Remaining time below which this invocation stopped claiming. */
   claimUntilRemainingMs: number;
   remainingMs: number;
@@ -112,6 +115,7 @@ export async function drainShortLane(
       lanes: ['short'],
       concurrency: config.workerConcurrency,
       leaseMs: config.leaseMs,
+      release: config.releaseId,
     },
   );
   active = worker;
@@ -148,7 +152,7 @@ export async function drainShortLane(
     await liveOutput?.close();
   }
   const delivered = ctx.events ? await ctx.events.flush(Math.min(FLUSH_MAX_MS, budgetMs(context, 500))) : true;
-  const result = summary(worker.id, { ...counts }, stoppedBy);
+  const result = summary(worker.id, { ...counts }, worker.supersededBy === null ? stoppedBy : 'release');
   logger.info({ event: 'lambda.worker', ...result, events_delivered: delivered });
   return result;
 }

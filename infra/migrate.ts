@@ -9,6 +9,18 @@ import { lambdaDefaults } from './runtime';
  */
 const environment = { DATABASE_URL: migrationDatabaseUrl, DATABASE_SSL: databaseSsl };
 
+/**
+ * This deploy's release: recorded by the migration step once the schema is at its version, and given to the workers
+ * as RELEASE_ID. Workers of an older release retire (stop claiming, finish what they run, exit 0) once this release's
+ * workers serve their lanes, so a deploy never waits on old tasks that keep taking work. New on every deploy, so
+ * every deploy also starts new container tasks (an old task that retired is never restarted with the old value).
+ * Absent in `sst dev`, whose workers never retire.
+ */
+export const RELEASE_ID: string | undefined = $dev ? undefined : new Date().toISOString();
+
+/** RELEASE_ID for a worker's environment (nothing in `sst dev`). */
+export const releaseEnvironment: Record<string, string> = RELEASE_ID ? { RELEASE_ID } : {};
+
 export const migrator = new sst.aws.Function('Migrate', {
   ...lambdaDefaults,
   handler: 'functions/migrate.handler',
@@ -27,9 +39,9 @@ export const migration = $dev
   ? undefined
   : new aws.lambda.Invocation('MigrateOnDeploy', {
       functionName: migrator.name,
-      input: JSON.stringify({ source: 'deploy' }),
+      input: JSON.stringify({ source: 'deploy', release: RELEASE_ID }),
       // A new value on every deploy replaces the resource, and a replacement invokes the function again.
-      triggers: { deployedAt: new Date().toISOString() },
+      triggers: { release: RELEASE_ID! },
     });
 
 if ($dev) {

@@ -7,7 +7,7 @@ import {
 } from './budget';
 import { containerSecrets } from './data';
 import { bus, publishToBus, workAvailable } from './events';
-import { afterMigration } from './migrate';
+import { afterMigration, releaseEnvironment } from './migrate';
 import { vpc } from './network';
 import { isProduction, queueBackend, settings } from './stage';
 import {
@@ -47,6 +47,7 @@ export const workerFunction = new sst.aws.Function('Worker', {
     WORKER_LANES: 'short',
     WORKER_CONCURRENCY: String(LAMBDA_WORKER_CONCURRENCY),
     SHUTDOWN_GRACE: seconds(LAMBDA_SHUTDOWN_GRACE_SECONDS),
+    ...releaseEnvironment,
   },
   transform: {
     function: afterMigration,
@@ -84,6 +85,7 @@ export const workerService = new sst.aws.Service('ContainerWorker', {
     WORKER_LANES: 'long,short',
     WORKER_CONCURRENCY: String(CONTAINER_WORKER_CONCURRENCY),
     SHUTDOWN_GRACE: seconds(CONTAINER_SHUTDOWN_GRACE_SECONDS),
+    ...releaseEnvironment,
   },
   // At least one container always runs: the long lane has no Lambda fallback. Scaling follows the queue metrics
   // the tick publishes (infra/worker-scaling.ts), not CPU or memory: sleeping or I/O-bound work uses neither.

@@ -158,6 +158,13 @@ describe('configuration from the environment', () => {
     expect(problemsOf({ REDIS_URL: 'redis://h:6379/3' })).toEqual([]);
   });
 
+  it('reads RELEASE_ID: none by default, printable ASCII without whitespace', () => {
+    expect(loadConfig({}).releaseId).toBeNull();
+    expect(loadConfig({ RELEASE_ID: '2026-12-02T10:44:08.000Z' }).releaseId).toBe('2026-12-02T10:44:08.000Z');
+    expect(problemsOf({ RELEASE_ID: 'a b' })[0]).toMatch(/^RELEASE_ID must be 1-200 printable ASCII/);
+    expect(problemsOf({ RELEASE_ID: 'x'.repeat(201) })[0]).toMatch(/^RELEASE_ID must be/);
+  });
+
   it('reads COMMAND_JOBS and JOB_USER', () => {
     expect(loadConfig({}).commandJobs).toBe(true);
     expect(loadConfig({ COMMAND_JOBS: 'off' }).commandJobs).toBe(false);

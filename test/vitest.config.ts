@@ -16,6 +16,7 @@ export const QUEUE_TESTS = [
   'test/lambda/worker.test.ts',
   'test/output.test.ts',
   'test/deliveries.test.ts',
+  'test/release-drain.test.ts',
 ];
 
 const shared = {

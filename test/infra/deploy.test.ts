@@ -155,6 +155,19 @@ describe.each(scenarios)('$title', (scenario) => {
     }
   });
 
+  it("records this deploy's release in the migration step and gives the same one to every worker", () => {
+    const invocation = graph.one('aws.lambda.Invocation', 'MigrateOnDeploy').args;
+    const input = JSON.parse(resolve(invocation.input) as string) as { source: string; release: string };
+    expect(input.source).toBe('deploy');
+    expect(input.release).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // The invocation runs again whenever the release changes, i.e. on every deploy.
+    expect(resolve(invocation.triggers)).toEqual({ release: input.release });
+    expect(plainEnvironment(graph.one('sst.aws.Function', 'Worker')).RELEASE_ID).toBe(input.release);
+    expect(plainEnvironment(graph.one('sst.aws.Service', 'ContainerWorker')).RELEASE_ID).toBe(input.release);
+    // The API and the tick do not retire.
+    expect(plainEnvironment(graph.one('sst.aws.Function', 'ApiHandler')).RELEASE_ID).toBeUndefined();
+  });
+
   it('records where the queue lives for the next deploy, and publishes failures and dead letters only', () => {
     const record = graph.one('aws.ssm.Parameter', 'QueueBackend').args;
     expect(record).toMatchObject({ name: queueParameterName('jobs-scheduler', scenario.stage), value: 'redis' });

@@ -42,6 +42,26 @@ describe('migrate Lambda', () => {
     expect(again).toMatchObject({ applied: [], latest: first.latest });
   });
 
+  it("records the deploy's release at the schema's version, once, after the migrations", async () => {
+    const context = lambdaContext({ functionName: 'Migrate', timeoutMs: 300_000 });
+    const first = await handler({ source: 'deploy', release: '2026-12-02T10:00:00.000Z' }, context);
+    expect(first.release).toBe('2026-12-02T10:00:00.000Z');
+    await handler({ source: 'deploy', release: '2026-12-02T10:00:00.000Z' }, context);
+    await handler({ source: 'deploy', release: '2026-12-02T11:00:00.000Z' }, context);
+    const { rows } = await admin.query(`SELECT release, schema_version FROM ${schema}.releases ORDER BY seq`);
+    expect(rows).toEqual([
+      { release: '2026-12-02T10:00:00.000Z', schema_version: first.latest },
+      { release: '2026-12-02T11:00:00.000Z', schema_version: first.latest },
+    ]);
+    // Without one in the event, RELEASE_ID; without either, nothing.
+    process.env.RELEASE_ID = 'from-env';
+    expect((await invoke()).release).toBe('from-env');
+    delete process.env.RELEASE_ID;
+    expect((await invoke()).release).toBeNull();
+    expect((await admin.query(`SELECT count(*)::int AS n FROM ${schema}.releases`)).rows[0].n).toBe(3);
+    await expect(handler({ source: 'deploy', release: 'two words' }, context)).rejects.toThrow(/"release" must be/);
+  });
+
   it('lets concurrent deploys race: each version is applied once', async () => {
     const results = await Promise.all([invoke(), invoke(), invoke()]);
     expect(results.flatMap((r) => r.applied).sort((a, b) => a - b)).toEqual(migrations().map((m) => m.version));

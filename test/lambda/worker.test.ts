@@ -1,6 +1,7 @@
 /** functions/worker.ts invoked with the bus rule's `work-available` event, against real PostgreSQL and Redis. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cancelExecution, triggerJob } from '@jobs/core';
+import { recordRelease } from '@jobs/store';
 import { handler } from '../../functions/worker';
 import { lambdaContext, workAvailableEvent } from '../fixtures/events';
 import { eventually } from '../support/env';
@@ -63,6 +64,40 @@ describe('worker Lambda', () => {
     // Flushed before returning: a frozen container must not sit on the outcomes' events.
     const succeeded = bus.delivered.map((e) => JSON.parse(e.Detail!)).filter((d) => d.to === 'succeeded');
     expect(succeeded.map((d) => d.execution_id).sort()).toEqual([...ids].sort());
+  });
+
+  it('of an older release finishes what it runs, claims nothing more once the newer release serves the lane', async () => {
+    await env.setEnv({ RELEASE_ID: 'lambda-r1', LEASE_TIMEOUT: '3s' });
+    await recordRelease(env.pool, 'lambda-r1');
+    const job = await env.job({ handler: 'sleep', payload: { ms: 2_500 }, timeoutMs: 10_000 });
+    const first = (await trigger(job.id)).execution.id;
+    const invocation = invoke();
+    await eventually(
+      async () =>
+        (await env.pool.query(`SELECT 1 FROM executions WHERE id = $1 AND status = 'running'`, [first])).rowCount,
+      5_000,
+    );
+    // The deploy records a newer release, and a worker of it (a new container) runs the short lane.
+    await recordRelease(env.pool, 'lambda-r2');
+    await env.store.workerUpsert({
+      id: 'container-r2',
+      kind: 'container',
+      host: 'h',
+      startedAt: new Date(),
+      lastHeartbeatAt: new Date(),
+      concurrency: 1,
+      inFlight: 0,
+      version: 'v',
+      lanes: ['short', 'long'],
+      release: 'lambda-r2',
+    });
+    await sleep(1_200);
+    const later = (await trigger(job.id)).execution.id;
+    const result = await invocation;
+    expect(result).toMatchObject({ stoppedBy: 'release', claimed: 1, succeeded: 1, released: 0 });
+    expect(await statuses('id = $1', [first])).toEqual([{ status: 'succeeded', n: 1 }]);
+    // Left for the newer release's workers.
+    expect(await statuses('id = $1', [later])).toEqual([{ status: 'queued', n: 1 }]);
   });
 
   it('stops claiming once its remaining time falls below SHORT_LANE_MAX_TIMEOUT + margin, and leaves nothing it claimed unfinished', async () => {

@@ -209,7 +209,11 @@ export interface WorkerStore extends FlowStore {
   executionsKeepOutput(items: { id: string; token: string; output: string }[]): Promise<Set<string>>;
   /** Puts attempts the worker gives up on during shutdown back to queued (conditional on token). */
   executionsRelease(claims: Claim[]): Promise<CreatedExecution[]>;
-  workerUpsert(info: WorkerInfo): Promise<void>;
+  /**
+   * Registers the worker or refreshes its heartbeat. `newerRelease`: a newer release than the worker's own is
+   * recorded and live workers of newer releases serve all of its lanes, so it should retire (null: keep working).
+   */
+  workerUpsert(info: WorkerInfo): Promise<{ newerRelease: string | null }>;
   workerRemove(id: string): Promise<void>;
 }
 

@@ -199,6 +199,13 @@ export interface WorkerInfo {
   inFlight: number;
   version: string;
   lanes: Lane[];
+  /** The deploy's release this worker runs (RELEASE_ID); null or absent: none, it never retires for a release. */
+  release?: string | null;
+  /**
+   * Written by workers only: how recent a heartbeat of a newer release's worker must be to count as that worker
+   * running (see WorkerStore.workerUpsert).
+   */
+  liveWithinMs?: number;
 }
 
 /** What Redis needs to deliver one execution: its id, when it is due, and its ordering. */

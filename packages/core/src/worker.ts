@@ -41,6 +41,14 @@ export interface WorkerOptions {
   claimBatch?: number;
   /** Extra time given to a runner after its timeout fired before the attempt is recorded as timed out anyway. */
   killGraceMs?: number;
+  /**
+   * The deploy's release this worker runs (RELEASE_ID). When its heartbeat learns that a newer release is recorded
+   * and that release's workers serve its lanes, the worker retires: it stops claiming, lets what it runs finish with
+   * no deadline (a later stop() may set one), and deregisters. Null: it never retires for a release.
+   */
+  release?: string | null;
+  /** Told once when the worker retires for `release` (the newer one), with the promise of its end. */
+  onSuperseded?: (release: string, stopped: Promise<void>) => void;
 }
 
 export interface WorkerDeps {
@@ -139,6 +147,8 @@ export class Worker {
   /** When PostgreSQL last answered a heartbeat. */
   private databaseSeenAt = Date.now();
   private lastRestoreAt = 0;
+  /** The newer release this worker retired for (null: it has not). */
+  private supersededByRelease: string | null = null;
 
   constructor(
     private readonly deps: WorkerDeps,
@@ -150,6 +160,8 @@ export class Worker {
       claimBatch: Math.max(1, Math.min(200, options.concurrency)),
       killGraceMs: 2000,
       ...options,
+      release: options.release ?? null,
+      onSuperseded: options.onSuperseded ?? (() => undefined),
     };
     this.id = options.id;
     this.random = deps.random ?? Math.random;
@@ -167,14 +179,20 @@ export class Worker {
     return this.running.size + this.reserved;
   }
 
+  /** The newer release this worker retired for; null while it has not. */
+  get supersededBy(): string | null {
+    return this.supersededByRelease;
+  }
+
   /** Registers the worker and starts claiming until stop() (or until `drain` options say to stop). */
   async start(drain: DrainOptions = {}): Promise<void> {
-    await this.deps.store.workerUpsert(this.info());
+    const registered = await this.deps.store.workerUpsert(this.info());
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.options.heartbeatMs);
     this.heartbeatTimer.unref?.();
     this.timeoutTimer = setInterval(() => this.sweepTimeouts(), TIMEOUT_SWEEP_MS);
     this.timeoutTimer.unref?.();
     this.loop = this.claimLoop(drain);
+    this.noteRelease(registered.newerRelease);
   }
 
   /** Runs until the drain conditions end it, then shuts down cleanly; the Lambda worker's whole life. */
@@ -491,6 +509,24 @@ export class Worker {
 
   // ---------------------------------------------------------------- liveness
 
+  /**
+   * Retires the worker once a newer release's workers serve its lanes: no new claims, running attempts finish (no
+   * deadline: a long attempt is not restarted for a deploy; a stop() with a grace, such as SIGTERM's, shortens it).
+   */
+  private noteRelease(newerRelease: string | null): void {
+    if (newerRelease === null || this.supersededByRelease !== null || this.stopping) return;
+    this.supersededByRelease = newerRelease;
+    this.deps.logger.info({
+      event: 'worker.superseded',
+      worker_id: this.id,
+      release: this.options.release,
+      newer_release: newerRelease,
+      in_flight: this.inFlight,
+    });
+    const stopped = this.stop({ graceMs: Number.POSITIVE_INFINITY });
+    this.options.onSuperseded(newerRelease, stopped);
+  }
+
   private info() {
     return {
       id: this.id,
@@ -502,6 +538,9 @@ export class Worker {
       inFlight: this.inFlight,
       version: this.options.version,
       lanes: this.options.lanes,
+      release: this.options.release,
+      // A newer release's worker counts as running while its heartbeats are at most one lease apart.
+      liveWithinMs: this.options.leaseMs,
     };
   }
 
@@ -509,8 +548,9 @@ export class Worker {
   async heartbeat(): Promise<void> {
     let lost = new Set<string>();
     try {
-      await this.deps.store.workerUpsert(this.info());
+      const beat = await this.deps.store.workerUpsert(this.info());
       this.databaseSeenAt = Date.now();
+      this.noteRelease(beat.newerRelease);
       const recorded = this.recorder.recordedClaims();
       const still = await this.deps.store.executionsHeartbeat({
         workerId: this.id,

@@ -23,6 +23,7 @@ import { jobDefinitions } from './job-definitions';
 import { createTriggerBatcher } from './trigger-batch';
 
 export { migrate, migrations } from './migrate';
+export { currentRelease, latestMigration, recordRelease, schemaVersion } from './releases';
 export { StorePool, idempotent, isConnectionError, retrySafe, type StorePoolConfig, type StorePoolEvent } from './pool';
 export { isId } from './jobs';
 export { ORDERED_PLANS_SQL, OUTCOMES_PER_MINUTE_SQL, executionListQuery } from './executions-read';

@@ -226,6 +226,7 @@ export function toWorker(r: any): WorkerInfo {
     concurrency: r.concurrency,
     inFlight: r.in_flight,
     version: r.version,
+    release: r.release ?? null,
     startedAt: r.started_at,
     lastHeartbeatAt: r.last_heartbeat_at,
   };
