@@ -107,6 +107,23 @@ describe('run_at', () => {
     await h.createJob({ run_at: new Date(Date.now() - 1000).toISOString() });
     await h.createJob({ run_at: new Date(Date.now() + 60_000).toISOString() });
   });
+
+  it('refuses a run time before 1970, even with allow_past', async () => {
+    h = await apiHarness();
+    const early = await h.call('POST', '/api/v1/jobs', {
+      body: { name: name(), handler: 'noop', run_at: '1900-01-01T00:00:00Z', allow_past: true },
+    });
+    expect(early.status).toBe(400);
+    expect(early.body.error.details).toEqual([
+      {
+        path: 'run_at',
+        message:
+          'is 1900-01-01T00:00:00.000Z; instants from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z are supported',
+      },
+    ]);
+    const epoch = await h.createJob({ run_at: '1970-01-01T00:00:00Z', allow_past: true });
+    expect(epoch.run_at).toBe('1970-01-01T00:00:00.000Z');
+  });
 });
 
 describe('COMMAND_JOBS=off', () => {

@@ -132,6 +132,19 @@ describe('GET /api/v1/schedules/preview', () => {
       [`cron_expr=${encodeURIComponent('0 * * * *')}&count=0`, 'count', /1/],
       [`cron_expr=${encodeURIComponent('0 * * * *')}&count=101`, 'count', /100/],
       [`cron_expr=${encodeURIComponent('0 * * * *')}&from=yesterday`, 'from', /date/i],
+      // Outside the supported instants (a from of 0001-01-01 once started in 1804).
+      [
+        `cron_expr=${encodeURIComponent('0 * * * *')}&from=0001-01-01T00:00:00Z`,
+        'from',
+        'is 0001-01-01T00:00:00.000Z; instants from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z are supported',
+      ],
+      [`cron_expr=${encodeURIComponent('0 * * * *')}&from=1969-12-31T23:59:59Z`, 'from', /are supported/],
+      // A step larger than its field's values is refused, naming the field.
+      [
+        `cron_expr=${encodeURIComponent('*/99999999999999999999 * * * *')}`,
+        'cron_expr',
+        /^Invalid minute field .* larger than the minute field's 60 values/,
+      ],
       ['timezone=UTC', 'cron_expr', 'is required'],
     ];
     for (const [query, path, message] of cases) {

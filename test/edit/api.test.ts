@@ -281,6 +281,18 @@ describe('POST /jobs/{id}/backfill', () => {
       [{ from: '2025-01-02T00:00:00Z', to: '2025-01-01T00:00:00Z' }, 'to', /after from/],
       [{ from: '2025-01-01T00:00:00Z', to: '2999-01-01T00:00:00Z' }, 'to', /future/],
       [{ from: 'yesterday', to: '2025-01-01T00:00:00Z' }, 'from', /.+/],
+      // Fire times before the epoch are outside the supported range, not searched for (1900 once gave 1904).
+      [
+        { from: '1900-01-01T00:00:00Z', to: '1900-01-02T00:00:00Z' },
+        'from',
+        /^is 1900-01-01T00:00:00\.000Z; instants from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z are supported$/,
+      ],
+      [{ from: '1969-12-31T23:00:00Z', to: '1970-01-01T01:00:00Z' }, 'from', /1970-01-01T00:00:00Z to 9999/],
+      [
+        { from: '0001-01-01T00:00:00Z', to: '0001-01-02T00:00:00Z' },
+        'from',
+        /is 0001-01-01T00:00:00\.000Z; instants from/,
+      ],
       [{ from: '2025-01-01T00:00:00Z', to: '2025-01-01T01:00:00Z', extra: 1 }, 'extra', /unknown field/],
     ];
     for (const [body, path, message] of cases) {
@@ -290,6 +302,13 @@ describe('POST /jobs/{id}/backfill', () => {
       expect(detail, JSON.stringify(res.body)).toBeDefined();
       expect(detail.message).toMatch(message);
     }
+    // From the epoch itself is fine.
+    const epoch = await backfill(job.id, { from: '1970-01-01T00:00:00Z', to: '1970-01-01T00:03:00Z', dry_run: true });
+    expect(epoch.body.fire_times).toEqual([
+      '1970-01-01T00:00:00.000Z',
+      '1970-01-01T00:01:00.000Z',
+      '1970-01-01T00:02:00.000Z',
+    ]);
     // Exactly 1,000 is fine.
     const max = await backfill(job.id, { from: '2025-01-01T00:00:00Z', to: '2025-01-01T16:40:00Z', dry_run: true });
     expect(max.body.fire_times).toHaveLength(1000);

@@ -172,6 +172,18 @@ describe('creating targets', () => {
     expect(await detail({ http: { url: 'https://example.com', headers: { 'bad name': 'v' } } })).toMatchObject({
       path: expect.stringMatching(/^http\.headers/),
     });
+    // JSON.parse keeps `__proto__` as an own key, as a request body does; a header of that name is refused, not lost.
+    const proto = JSON.parse('{"__proto__": "x", "X-Ok": "y"}') as Record<string, string>;
+    expect(await detail({ http: { url: 'https://example.com', headers: proto } })).toEqual({
+      path: 'http.headers.__proto__',
+      message: '__proto__ is not taken as a header name (as a JSON object key it would be lost)',
+    });
+    const job = await h.createJob({ command: null, http: { url: 'https://example.com/x' } });
+    const patched = await h.call('PATCH', `/api/v1/jobs/${job.id}`, {
+      body: { http: { url: 'https://example.com/x', headers: proto } },
+    });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.details[0]).toMatchObject({ path: 'http.headers.__proto__' });
     expect(await detail({ http: { url: 'https://example.com', extra: 1 } })).toMatchObject({ path: 'http.extra' });
     expect(await detail({ http: { url: 'https://example.com', body: 'x'.repeat(70_000) } })).toMatchObject({
       path: 'http.body',

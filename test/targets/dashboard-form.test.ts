@@ -102,6 +102,8 @@ describe('job form targets', () => {
     expect(header).toContain('id="f-http_headers-error">line 1 is not &quot;Name: value&quot;');
     const reserved = await bad({ target: 'http', http_url: 'https://example.com', http_headers: 'Idempotency-Key: x' });
     expect(reserved).toContain('id="f-http_headers-error">Idempotency-Key is set by the scheduler on every request');
+    const proto = await bad({ target: 'http', http_url: 'https://example.com', http_headers: '__proto__: x\nX-A: 1' });
+    expect(proto).toContain('id="f-http_headers-error">__proto__ is not taken as a header name');
     const lambda = await bad({ target: 'lambda', lambda_function: '' });
     expect(lambda).toMatch(/id="f-lambda_function-error">/);
     // Typed values come back as typed.

@@ -3,6 +3,9 @@
  * create body to the core's JobSpec.
  */
 import {
+  changeFor,
+  dataFor,
+  type Role,
   DEFAULT_BACKOFF,
   NO_LIMITS,
   createAddressPolicy,
@@ -29,9 +32,12 @@ const DEFAULT_POLICY = createAddressPolicy();
 const iso = (d: Date | null): string | null => (d ? isoString(d) : null);
 const seconds = (ms: number) => ms / 1000;
 
-/** The job on the wire. Header secrets never leave the store in full: every response and page goes through here. */
-export function jobJson(job: Job): JobJson {
-  return definitionJson(maskTarget(job));
+/**
+ * The job on the wire. Header secrets never leave the store in full: every response and page goes through here. A
+ * `role` below operate sees the payload and an HTTP body with secret-looking fields masked (dataFor).
+ */
+export function jobJson(job: Job, role?: Role): JobJson {
+  return definitionJson(maskTarget(role === undefined ? job : dataFor(role, job)));
 }
 
 /** The job in the API's names and units, unmasked: only for comparing and merging definitions (specBody). */
@@ -74,7 +80,9 @@ function definitionJson(job: Job): JobJson {
   };
 }
 
-export function executionJson(e: Execution): ExecutionJson {
+/** The execution on the wire; a `role` below operate sees its payload masked as the audit masks it (dataFor). */
+export function executionJson(execution: Execution, role?: Role): ExecutionJson {
+  const e = role === undefined ? execution : dataFor(role, execution);
   const { payload, output, deliveries, ...rest } = e;
   const instants = {
     scheduledFor: isoString(e.scheduledFor),
@@ -268,7 +276,8 @@ export function specBody(spec: JobSpec): Omit<JobCreateBody, 'allow_past'> {
 const EPOCH = new Date(0);
 
 /** A recorded change as the API shows it: an `http` target's secret header values masked, on both sides. */
-export const changeJson = (change: JobChange): JobChange => maskChange(change);
+export const changeJson = (change: JobChange, role?: Role): JobChange =>
+  maskChange(role === undefined ? change : changeFor(role, change));
 
 /** The fields whose values differ between two create bodies, with both values. */
 export function bodyChanges(before: Record<string, unknown>, after: Record<string, unknown>): JobChange[] {

@@ -1089,7 +1089,7 @@ export interface components {
         BackfillRequest: {
             /**
              * Format: date-time
-             * @description First instant of the range (inclusive).
+             * @description First instant of the range (inclusive); not before 1970-01-01T00:00:00Z.
              * @example 2025-03-08T00:00:00Z
              */
             from: string;
@@ -2879,7 +2879,7 @@ export interface operations {
             query: {
                 cron_expr: string;
                 timezone?: string;
-                /** @description Fire times strictly after this instant (default now). */
+                /** @description Fire times strictly after this instant (default now); from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z. */
                 from?: string;
                 count?: number;
             };

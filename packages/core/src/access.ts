@@ -104,3 +104,32 @@ export function fieldChanges(before: Record<string, unknown> | null, after: Reco
   }
   return changes;
 }
+
+/**
+ * True when a principal of `role` sees the data a job carries (its payload, an HTTP target's body) in full: operate
+ * and admin, who can run the job with it and edit it. A read key sees it as the audit trail does, every field
+ * whose name suggests a secret masked (maskSecrets), in the API and the dashboard alike.
+ */
+export function seesData(role: Role | null | undefined): boolean {
+  return role !== null && role !== undefined && roleAllows(role, 'operate');
+}
+
+/** A job (or an execution) as a principal of `role` may see it: see seesData. */
+export function dataFor<J extends { payload?: unknown; http?: { body?: unknown } | null }>(
+  role: Role | null | undefined,
+  job: J,
+): J {
+  if (seesData(role)) return job;
+  const masked: J = { ...job, payload: maskSecrets(job.payload) };
+  if (job.http && job.http.body !== undefined) masked.http = { ...job.http, body: maskSecrets(job.http.body) };
+  return masked;
+}
+
+/** A recorded change (a job version's) as a principal of `role` may see it: see seesData. */
+export function changeFor<C extends { field: string; old: unknown; new: unknown }>(
+  role: Role | null | undefined,
+  change: C,
+): C {
+  if (seesData(role)) return change;
+  return { ...change, old: maskSecrets(change.old), new: maskSecrets(change.new) };
+}

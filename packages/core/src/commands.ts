@@ -9,6 +9,7 @@ import type { Clock, CreatedExecution, Logger, TransitionSink } from './ports';
 import type { EditQueue, EditStore } from './edit';
 import { firstRunAt } from './schedule';
 import { createdTransition, transition } from './transitions';
+import { instantRangeProblem } from './instant';
 import {
   isLimited,
   type Transition,
@@ -155,6 +156,8 @@ export function checkSpec(
 ): void {
   if (spec.command !== null && deps.commandJobs === false) throw new InvalidInputError(COMMAND_JOBS_OFF, 'command');
   const { now } = options;
+  const runAtProblem = spec.runAt && options.runAtChanged ? instantRangeProblem(spec.runAt) : null;
+  if (runAtProblem) throw new InvalidInputError(runAtProblem, 'run_at');
   if (
     spec.runAt &&
     options.runAtChanged &&

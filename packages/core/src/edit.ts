@@ -27,6 +27,7 @@ import { ConflictError, InvalidInputError, NotFoundError } from './errors';
 import { nextFireTime } from './cron';
 import { jobSchedule, firstRunAt } from './schedule';
 import { createdTransition } from './transitions';
+import { instantRangeProblem } from './instant';
 import type { CreatedExecution } from './ports';
 import { isLimited, type Job, type QueueItem } from './types';
 
@@ -295,6 +296,10 @@ export async function backfillJob(
   const job = await deps.store.jobGet(input.jobId);
   if (!job) throw new NotFoundError('job', input.jobId);
   const now = deps.clock.now();
+  for (const field of ['from', 'to'] as const) {
+    const problem = instantRangeProblem(input[field]);
+    if (problem) throw new InvalidInputError(problem, field);
+  }
   if (input.to.getTime() > now.getTime()) {
     throw new InvalidInputError(
       `is in the future (now ${now.toISOString()}): backfill covers fire times that have passed`,

@@ -138,3 +138,20 @@ export function isoFromUtcText(s: string, fallback: (text: string) => string): s
   const milli = n >= 23 ? s.slice(20, 23) : n === 22 ? `${s.slice(20, 22)}0` : `${s.slice(20, 21)}00`;
   return `${day}T${time}.${milli}Z`;
 }
+
+/** The first instant the scheduler takes as input (a run_at, a preview's from, a backfill's range): the Unix epoch. */
+export const EARLIEST_INSTANT = new Date('1970-01-01T00:00:00.000Z');
+/** The last: the end of year 9999, the last one an ISO 8601 instant writes with four digits. */
+export const LATEST_INSTANT = new Date('9999-12-31T23:59:59.999Z');
+
+/**
+ * Why an instant given as input is outside the supported range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z), or
+ * null. Fire times before the epoch are no one's schedule, and the cron search is not defined for them.
+ * @example instantRangeProblem(new Date('1900-01-01T00:00:00Z')) // 'is 1900-01-01T00:00:00.000Z; ...'
+ */
+export function instantRangeProblem(d: Date): string | null {
+  const ms = d.getTime();
+  if (ms >= EARLIEST_INSTANT.getTime() && ms <= LATEST_INSTANT.getTime()) return null;
+  const shown = Number.isNaN(ms) ? 'not a valid instant' : `is ${d.toISOString()}`;
+  return `${shown}; instants from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z are supported`;
+}

@@ -43,7 +43,13 @@ export function parseHeaderLines(text: string): { headers: Record<string, string
     if (line === '') continue;
     const colon = line.indexOf(':');
     if (colon <= 0) return { headers, problem: `line ${i + 1} is not "Name: value"` };
-    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+    // Defined, not assigned: `__proto__` stays an own key, so the API's schema refuses it instead of losing it.
+    Object.defineProperty(headers, line.slice(0, colon).trim(), {
+      value: line.slice(colon + 1).trim(),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return { headers, problem: null };
 }

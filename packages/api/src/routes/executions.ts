@@ -1,6 +1,6 @@
 /** @module routes/executions — list and read executions; cancel a live one; replay a dead or failed one. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { cancelExecution, NotFoundError, replayExecution } from '@jobs/core';
+import { cancelExecution, NotFoundError, replayExecution, type Role } from '@jobs/core';
 import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';
 import { ApiError } from '../errors';
@@ -22,10 +22,10 @@ const tags = ['executions'];
 const ExecutionPage = pageSchema(ExecutionSummary, 'ExecutionPage');
 
 export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
-  const load = async (id: string) => {
+  const load = async (id: string, role?: Role) => {
     const execution = await deps.store.executionGet(id);
     if (!execution) throw new NotFoundError('execution', id);
-    return executionJson(execution);
+    return executionJson(execution, role);
   };
 
   app.openapi(
@@ -61,7 +61,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       request: { params: IdParams },
       responses: { 200: json(Execution, 'The execution'), ...errorResponses, 404: notFoundResponse },
     }),
-    async (c) => c.json(await load(c.req.valid('param').id), 200),
+    async (c) => c.json(await load(c.req.valid('param').id, c.var.principal.role), 200),
   );
 
   app.openapi(

@@ -181,7 +181,11 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       const current = await deps.store.jobGetByName(name);
       if (!current)
         return c.json(
-          { action: 'create' as const, job_id: null, changes: bodyChanges({}, specBody(spec)).map(changeJson) },
+          {
+            action: 'create' as const,
+            job_id: null,
+            changes: bodyChanges({}, specBody(spec)).map((change) => changeJson(change)),
+          },
           200,
         );
       const { changes } = replacePlan(current, body, deps.shortLaneMaxTimeoutMs, deps.targetPolicy);
@@ -189,7 +193,7 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
         {
           action: changes.length > 0 ? ('update' as const) : ('unchanged' as const),
           job_id: current.id,
-          changes: changes.map(changeJson),
+          changes: changes.map((change) => changeJson(change)),
         },
         200,
       );
@@ -219,7 +223,7 @@ export function jobEditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
         version: v.version,
         actor: v.actor,
         created_at: v.createdAt.toISOString(),
-        changes: v.changes.map(changeJson),
+        changes: v.changes.map((change) => changeJson(change, c.var.principal.role)),
       }));
       return c.json({ data }, 200);
     },

@@ -69,7 +69,12 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
     }),
     async (c) => {
       const { status, limit, cursor } = c.req.valid('query');
-      const page = await keysetPage((n) => deps.store.jobList({ status, before: cursor, limit: n }), limit, jobJson);
+      const role = c.var.principal.role;
+      const page = await keysetPage(
+        (n) => deps.store.jobList({ status, before: cursor, limit: n }),
+        limit,
+        (job) => jobJson(job, role),
+      );
       return c.json(page, 200);
     },
   );
@@ -89,7 +94,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       const { id } = c.req.valid('param');
       const job = await deps.store.jobGet(id);
       if (!job) throw new NotFoundError('job', id);
-      return c.json(jobJson(job), 200);
+      return c.json(jobJson(job, c.var.principal.role), 200);
     },
   );
 

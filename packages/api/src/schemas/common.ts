@@ -1,6 +1,6 @@
 /** @module schemas/common — shapes shared by every resource: errors, ids, timestamps, pages, schedule checks. */
 import { z } from '@hono/zod-openapi';
-import { isValidTimeZone, parseCron, type CronSchedule } from '@jobs/core';
+import { instantRangeProblem, isValidTimeZone, parseCron, type CronSchedule } from '@jobs/core';
 
 export const ErrorSchema = z
   .object({
@@ -22,6 +22,12 @@ export const IdParams = z.object({
 /** A timestamp in responses: ISO 8601 in UTC, or null. */
 export const Instant = z.iso.datetime().openapi({ example: '2025-01-01T12:00:00.000Z' });
 export const NullableInstant = Instant.nullable();
+
+/** An instant the API takes: ISO 8601 with an offset, from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z. */
+export const InputInstant = z.iso.datetime({ offset: true }).superRefine((text, ctx) => {
+  const problem = instantRangeProblem(new Date(text));
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 export const PageQuery = {
   limit: z.coerce

@@ -1,7 +1,7 @@
 /** @module schemas/jobs — the job create body (strict, snake_case, seconds) and the job resource. */
 import { z } from '@hono/zod-openapi';
 import { LANES, MISFIRE_POLICIES, OVERLAP_POLICIES } from '@jobs/core';
-import { Instant, NullableInstant, checkSchedule } from './common';
+import { InputInstant, Instant, NullableInstant, checkSchedule } from './common';
 import { limitInputFields, limitOutputFields, refineLimits } from './limits';
 import { HttpTargetInput, HttpTargetJson, LambdaTargetInput, LambdaTargetJson } from './targets';
 
@@ -169,7 +169,7 @@ export const JobFields = z.strictObject({
     .string()
     .default('UTC')
     .openapi({ example: 'Europe/Paris', description: 'IANA zone of cron_expr (default UTC).' }),
-  run_at: z.iso.datetime({ offset: true }).nullish().openapi({
+  run_at: InputInstant.nullish().openapi({
     description:
       'One-off run time (ISO 8601 instant). Mutually exclusive with cron_expr; neither: manual-only. More than 5 s in the past: 400 unless allow_past.',
   }),
@@ -343,12 +343,14 @@ export const JobVersionList = z.object({ data: z.array(JobVersion) }).openapi('J
 
 export const BackfillBody = z
   .strictObject({
-    from: z.iso
-      .datetime({ offset: true })
-      .openapi({ example: '2025-03-08T00:00:00Z', description: 'First instant of the range (inclusive).' }),
-    to: z.iso
-      .datetime({ offset: true })
-      .openapi({ example: '2025-03-10T00:00:00Z', description: 'End of the range (exclusive); not after now.' }),
+    from: InputInstant.openapi({
+      example: '2025-03-08T00:00:00Z',
+      description: 'First instant of the range (inclusive); not before 1970-01-01T00:00:00Z.',
+    }),
+    to: InputInstant.openapi({
+      example: '2025-03-10T00:00:00Z',
+      description: 'End of the range (exclusive); not after now.',
+    }),
     dry_run: z.boolean().default(false).openapi({ description: 'List the fire times; create nothing.' }),
   })
   .openapi('BackfillRequest');

@@ -1,7 +1,7 @@
 /** @module schemas/system — workers, stats, schedule preview and health. */
 import { z } from '@hono/zod-openapi';
 import { EXECUTION_STATUSES, LANES } from '@jobs/core';
-import { Instant, checkSchedule } from './common';
+import { InputInstant, Instant, checkSchedule } from './common';
 import { JobLimitState } from './limits';
 
 export const Worker = z
@@ -68,13 +68,11 @@ export const PreviewQuery = z
       .string()
       .default('UTC')
       .openapi({ param: { name: 'timezone', in: 'query' }, example: 'America/New_York' }),
-    from: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .openapi({
-        param: { name: 'from', in: 'query' },
-        description: 'Fire times strictly after this instant (default now).',
-      }),
+    from: InputInstant.optional().openapi({
+      param: { name: 'from', in: 'query' },
+      description:
+        'Fire times strictly after this instant (default now); from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z.',
+    }),
     count: z.coerce
       .number()
       .int()

@@ -16,6 +16,19 @@ const LAMBDA_FUNCTION =
   /^(arn:(aws[a-zA-Z-]*)?:lambda:)?([a-z]{2}(-gov)?-[a-z]+-\d{1}:)?(\d{12}:)?(function:)?([a-zA-Z0-9-_.]+)(:(\$LATEST|[a-zA-Z0-9-_]+))?$/;
 const LAMBDA_QUALIFIER = /^(\$LATEST|[a-zA-Z0-9-_]{1,128})$/;
 
+/** Why a header named `__proto__` is refused: as an object key it would be dropped, not stored. */
+export const PROTO_HEADER = '__proto__ is not taken as a header name (as a JSON object key it would be lost)';
+
+/**
+ * Refuses an own `__proto__` key (JSON.parse makes one): a record's parse skips it, so the header would vanish and
+ * the job be created without it. Checked on the input, before the record drops it.
+ */
+function refuseProtoKey(value: unknown, ctx: z.RefinementCtx): unknown {
+  if (value !== null && typeof value === 'object' && Object.prototype.hasOwnProperty.call(value, '__proto__'))
+    ctx.addIssue({ code: 'custom', path: ['__proto__'], message: PROTO_HEADER });
+  return value;
+}
+
 function urlProblem(text: string): string | null {
   if (!/^[\x21-\x7e]*$/.test(text)) return 'must be printable ASCII without spaces (percent-encode anything else)';
   let url: URL;
@@ -41,37 +54,47 @@ export const HttpTargetInput = z
       })
       .openapi({ example: 'https://api.example.com/hooks/nightly' }),
     method: z.enum(HTTP_METHODS).default('POST'),
-    headers: z
-      .record(
-        z
-          .string()
-          .regex(HEADER_NAME, "header names are tokens (letters, digits and !#$%&'*+.^_`|~-), at most 100 characters"),
-        z
-          .string()
-          .max(MAX_HEADER_VALUE_CHARS)
-          .regex(/^[\t\x20-\x7e]*$/, 'header values must be printable ASCII (no CR, LF or NUL)'),
-      )
-      .default({})
-      .superRefine((headers, ctx) => {
-        const names = Object.keys(headers);
-        if (names.length > MAX_HEADERS) ctx.addIssue({ code: 'custom', message: `at most ${MAX_HEADERS} headers` });
-        const lower = names.map((n) => n.toLowerCase());
-        for (const name of names) {
-          if (RESERVED_HEADERS.includes(name.toLowerCase())) {
-            ctx.addIssue({ code: 'custom', path: [name], message: `${name} is set by the scheduler on every request` });
-          } else if (lower.indexOf(name.toLowerCase()) !== lower.lastIndexOf(name.toLowerCase())) {
-            ctx.addIssue({
-              code: 'custom',
-              path: [name],
-              message: 'header names are case-insensitive: give each once',
-            });
+    headers: z.preprocess(
+      refuseProtoKey,
+      z
+        .record(
+          z
+            .string()
+            .regex(
+              HEADER_NAME,
+              "header names are tokens (letters, digits and !#$%&'*+.^_`|~-), at most 100 characters",
+            ),
+          z
+            .string()
+            .max(MAX_HEADER_VALUE_CHARS)
+            .regex(/^[\t\x20-\x7e]*$/, 'header values must be printable ASCII (no CR, LF or NUL)'),
+        )
+        .default({})
+        .superRefine((headers, ctx) => {
+          const names = Object.keys(headers);
+          if (names.length > MAX_HEADERS) ctx.addIssue({ code: 'custom', message: `at most ${MAX_HEADERS} headers` });
+          const lower = names.map((n) => n.toLowerCase());
+          for (const name of names) {
+            if (RESERVED_HEADERS.includes(name.toLowerCase())) {
+              ctx.addIssue({
+                code: 'custom',
+                path: [name],
+                message: `${name} is set by the scheduler on every request`,
+              });
+            } else if (lower.indexOf(name.toLowerCase()) !== lower.lastIndexOf(name.toLowerCase())) {
+              ctx.addIssue({
+                code: 'custom',
+                path: [name],
+                message: 'header names are case-insensitive: give each once',
+              });
+            }
           }
-        }
-      })
-      .openapi({
-        description:
-          'Sent with every request. Values of secret-looking names (authorization, *-key, *token*, cookie) are stored and shown masked.',
-      }),
+        })
+        .openapi({
+          description:
+            'Sent with every request. Values of secret-looking names (authorization, *-key, *token*, cookie) are stored and shown masked.',
+        }),
+    ),
     body: z
       .unknown()
       .optional()

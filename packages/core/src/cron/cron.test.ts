@@ -303,6 +303,18 @@ describe('parseCron: rejections (messages are shown to API users)', () => {
     expect(errorOf('1,,2 * * * *')).toMatch(/minute field "1,,2".*it contains an empty list item\./);
     expect(errorOf('*/x * * * *')).toMatch(/step "x" in "\*\/x" is not a whole number\./);
     expect(errorOf('*/0 * * * *')).toMatch(/step in "\*\/0" must be at least 1\./);
+    // A step larger than the field's number of values is refused, however large (no overflow, no wrap).
+    expect(errorOf('*/99999999999999999999 * * * *')).toBe(
+      'Invalid minute field "*/99999999999999999999" in cron expression "*/99999999999999999999 * * * *": ' +
+        'step 99999999999999999999 in "*/99999999999999999999" is larger than the minute field\'s 60 values (at most 60).',
+    );
+    expect(errorOf('0 */25 * * *')).toMatch(/hour field .* larger than the hour field's 24 values \(at most 24\)\./);
+    expect(errorOf('0 0 1/32 * *')).toMatch(/day-of-month field .* 31 values/);
+    expect(errorOf('0 0 * */13 *')).toMatch(/month field .* 12 values/);
+    expect(errorOf('0 0 * * */8')).toMatch(/day-of-week field .* 7 values/);
+    expect(errorOf('*/61 * * * * *')).toMatch(/second field .* 60 values/);
+    for (const ok of ['*/60 * * * *', '0 */24 * * *', '0 0 */31 * *', '0 0 * */12 *', '0 0 * * */7'])
+      expect(parseCron(ok).ok, ok).toBe(true);
     expect(errorOf('1/2/3 * * * *')).toMatch(/"1\/2\/3" has more than one "\/"\./);
     expect(errorOf('1-2-3 * * * *')).toMatch(/"1-2-3" is not a valid range\./);
     expect(errorOf('5-2 * * * *')).toBe(

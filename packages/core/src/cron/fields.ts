@@ -70,6 +70,11 @@ function joinList(items: string[], conj: string): string {
 const SPECIAL_MSG =
   'the special characters L, W, # and H are not supported (use plain values, ranges, lists and steps)';
 
+/** How many distinct values a field has (day-of-week: 7, its 7 being Sunday again): the largest step it takes. */
+function valueCount(spec: FieldSpec): number {
+  return spec === DOW ? 7 : spec.max - spec.min + 1;
+}
+
 /** Expands one field to its sorted values, or returns an error sentence (without the field prefix). */
 export function expandField(spec: FieldSpec, text: string): number[] | string {
   if (/[#()]/.test(text)) return `${SPECIAL_MSG}.`;
@@ -82,8 +87,11 @@ export function expandField(spec: FieldSpec, text: string): number[] | string {
     let step = 1;
     if (stepText !== undefined) {
       if (!/^\d+$/.test(stepText)) return `step "${stepText}" in "${item}" is not a whole number.`;
-      step = Number(stepText);
+      step = stepText.length > 4 ? Infinity : Number(stepText);
       if (step < 1) return `step in "${item}" must be at least 1.`;
+      const values = valueCount(spec);
+      if (step > values)
+        return `step ${stepText} in "${item}" is larger than the ${spec.name} field's ${values} values (at most ${values}).`;
     }
     let lo: number;
     let hi: number;

@@ -2,7 +2,7 @@
  * @module dashboard/pages/execution — `/executions/:id`: one attempt's timeline (from its timestamps), output, error,
  * its attempt chain (retries and replays), and cancel or replay. Live until the attempt is final.
  */
-import { LIVE_STATUSES, NotFoundError, type Execution, type Job } from '@jobs/core';
+import { dataFor, LIVE_STATUSES, NotFoundError, type Execution, type Job } from '@jobs/core';
 import { outputResponse } from '@jobs/api';
 import type { FC } from 'hono/jsx';
 import { formatDuration, formatJson, formatUtc } from '../format';
@@ -182,9 +182,13 @@ const RunTime: FC<{ e: Execution; job: Job | null; now: Date }> = ({ e, job, now
 
 export async function executionPage(r: DashRequest): Promise<Response> {
   const id = r.c.req.param('id')!;
-  const e = await r.deps.store.executionGet(id);
-  if (!e) throw new NotFoundError('execution', id);
-  const [job, chain] = await Promise.all([r.deps.store.jobGet(e.jobId), r.deps.store.executionChain(id)]);
+  const role = r.view.principal?.role;
+  const stored = await r.deps.store.executionGet(id);
+  if (!stored) throw new NotFoundError('execution', id);
+  // A read key sees the payload as the audit shows it (dataFor in @jobs/core).
+  const e = dataFor(role, stored);
+  const [found, chain] = await Promise.all([r.deps.store.jobGet(e.jobId), r.deps.store.executionChain(id)]);
+  const job = found && dataFor(role, found);
   const now = r.view.now;
 
   const before = (

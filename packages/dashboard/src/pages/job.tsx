@@ -3,6 +3,8 @@
  * and `/jobs/:id/delete`, the confirmation page that makes deleting a two-step action without JS.
  */
 import {
+  changeFor,
+  dataFor,
   isLimited,
   maskChange,
   nextFireTimes,
@@ -221,13 +223,16 @@ const Limits: FC<{ job: Job; state: FlowJobState | null; now: Date }> = ({ job, 
 };
 
 export async function jobPage(r: DashRequest): Promise<Response> {
-  const job = await loadJob(r);
+  // A read key sees the payload, an HTTP body and their versions as the audit shows them (dataFor in @jobs/core).
+  const role = r.view.principal?.role;
+  const job = dataFor(role, await loadJob(r));
   const limited = isLimited(job.limits);
-  const [executions, flow, versions] = await Promise.all([
+  const [executions, flow, stored] = await Promise.all([
     r.deps.store.executionList({ jobId: job.id, limit: RECENT }),
     limited ? r.deps.queue.flowInspect([job.id]) : Promise.resolve([]),
     r.deps.store.jobVersions(job.id),
   ]);
+  const versions = stored?.map((v) => ({ ...v, changes: v.changes.map((change) => changeFor(role, change)) }));
   const now = r.view.now;
   const path = `/jobs/${job.id}`;
 
