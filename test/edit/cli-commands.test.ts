@@ -18,6 +18,7 @@ import { engine } from '../support/engine';
 import { ROOT } from '../support/processes';
 
 const KEY = 'cli-commands-test-key-0123456789';
+const READ_KEY = 'cli-commands-read-key-0123456789';
 let h: Harness;
 let server: ServerType;
 let url: string;
@@ -39,7 +40,7 @@ const closeServer = (s: ServerType) =>
   });
 
 beforeAll(async () => {
-  h = await apiHarness({ apiKeys: [KEY] });
+  h = await apiHarness({ apiKeys: [KEY, { name: 'reader', role: 'read', key: READ_KEY }] });
   ({ server, url } = await listen(h.app.fetch));
 });
 afterAll(async () => {
@@ -49,11 +50,12 @@ afterAll(async () => {
 
 /** Runs the CLI in-process over real HTTP to `target.url`. */
 async function cli(argv: string[], target: CliTarget & { key?: string; fetch?: typeof fetch } = { url, keySet: true }) {
+  const timeoutMs = target.timeoutMs ?? 10_000;
   const api = createJobsClient({
     baseUrl: target.url,
     apiKey: target.keySet ? (target.key ?? KEY) : undefined,
     fetch: target.fetch,
-    timeoutMs: 10_000,
+    timeoutMs,
   });
   const out: string[] = [];
   const err: string[] = [];
@@ -61,7 +63,7 @@ async function cli(argv: string[], target: CliTarget & { key?: string; fetch?: t
     argv,
     api,
     { out: (t) => void out.push(t), err: (t) => void err.push(t), sleep: () => new Promise((r) => setTimeout(r, 50)) },
-    { url: target.url, keySet: target.keySet, timeoutMs: 10_000 },
+    { url: target.url, keySet: target.keySet, timeoutMs },
   );
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
@@ -153,6 +155,17 @@ describe('unreachable URL and missing key', () => {
     expect(wrong.err).toContain(`the jobs API at ${url} refused the key in JOBS_API_KEY`);
     expect(wrong.err + wrong.out).not.toContain(wrongKey);
 
+    const slow = await listen(() => new Promise((r) => setTimeout(() => r(new Response('{}')), 2000)));
+    try {
+      const late = await cli(['list'], { url: slow.url, keySet: true, timeoutMs: 300 });
+      expect(late).toMatchObject({
+        code: 1,
+        err: `no answer from the jobs API at ${slow.url} within 0.3 s (JOBS_API_URL)`,
+      });
+    } finally {
+      slow.server.close();
+    }
+
     const notTheApi = await listen(() => new Response('<html>nope</html>', { status: 404 }));
     try {
       const other = await cli(['get', '1'], { url: notTheApi.url, keySet: true });
@@ -186,6 +199,22 @@ describe('unreachable URL and missing key', () => {
     expect(withSecret.stderr).toContain('JOBS_API_URL must not carry a user or password: set JOBS_API_KEY');
     expect(withSecret.stderr).not.toContain('hunter2');
   }, 90_000);
+});
+
+describe('a key below the role a command needs', () => {
+  it('stops the command once, instead of failing every spec or execution', async () => {
+    const reader = { url, keySet: true, key: READ_KEY };
+    const names = [unique('r1'), unique('r2'), unique('r3')];
+    const path = file('reader.json', JSON.stringify(names.map((name) => ({ name, handler: 'noop' }))));
+    const apply = await cli(['apply', path], reader);
+    expect(apply.code).toBe(1);
+    expect(apply.out).toBe('');
+    expect(apply.err.split('\n')).toEqual([expect.stringMatching(/admin/)]);
+    const cancel = await cli(['cancel', '1', '2', '3'], reader);
+    expect(cancel.code).toBe(1);
+    expect(cancel.err.split('\n')).toEqual([expect.stringMatching(/operate/)]);
+    expect((await cli(['executions'], reader)).code).toBe(0);
+  });
 });
 
 describe('delete, trigger, cancel', () => {
@@ -271,6 +300,23 @@ describe('executions, dead letters, replay', () => {
     const forced = await cli(['replay', ids[0]!, '--force']);
     expect(forced.code).toBe(0);
     expect(forced.out).not.toContain(`as ${replayId} `);
+    const logs = await json('logs', ids[1]!);
+    expect(logs.code).toBe(1);
+    expect(logs.body).toEqual({
+      id: ids[1],
+      status: 'dead',
+      exit_code: null,
+      error: expect.stringContaining('boom'),
+      output: expect.any(String),
+    });
+    const followed = await cli(['logs', ids[1]!, '--follow', '--json']);
+    const lines = followed.out.split('\n').map((l) => JSON.parse(l));
+    expect(lines.at(-1)).toEqual({
+      id: ids[1],
+      status: 'dead',
+      exit_code: null,
+      error: expect.stringContaining('boom'),
+    });
     const listed = await json('dead', '--job', job.id);
     expect(listed.body.every((d: { replayed_by: string | null }) => d.replayed_by !== null)).toBe(true);
   }, 60_000);

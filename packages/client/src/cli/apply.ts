@@ -7,7 +7,7 @@
  * (validated by the server, nothing written) first, and if any fails nothing is written. A write that fails after
  * that (a concurrent change, an outage) stops the apply, which then says exactly what it applied and what not.
  */
-import { call, CliError, emit, flag, str, type Command, type Ctx } from './context';
+import { call, CliError, emit, flag, isFatal, str, type Command, type Ctx } from './context';
 import { listAllJobs } from './jobs';
 import { readSpecFile, type SpecFile } from './spec-file';
 
@@ -50,8 +50,8 @@ export async function planApply(ctx: Ctx, file: SpecFile, options: { prune: bool
       plan.steps.push({ action: data.action, name: spec.name, jobId: data.job_id, changes: data.changes, body });
     } catch (error) {
       // A spec the API refuses is this spec's failure; an unreachable API or a refused key ends the plan.
-      if (!(error instanceof CliError) || error.detail.status === undefined || error.detail.status === 401) throw error;
-      plan.failures.push({ name: spec.name, reason: error.message });
+      if (isFatal(error)) throw error;
+      plan.failures.push({ name: spec.name, reason: (error as CliError).message });
     }
   }
   if (options.prune) {

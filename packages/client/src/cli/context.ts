@@ -98,6 +98,17 @@ function refused(target: CliTarget, error: unknown, response: Response): CliErro
   return new CliError(message, 1, detail);
 }
 
+/**
+ * Whether an error concerns the whole command rather than the one item it was about (a spec, an execution): the API
+ * could not be reached, or the key is missing, refused or below the role needed. Those stop a command at once
+ * instead of being repeated for every item.
+ */
+export function isFatal(error: unknown): boolean {
+  if (!(error instanceof CliError)) return true;
+  const status = error.detail.status;
+  return status === undefined || status === 401 || status === 403;
+}
+
 /** Prints a command's result: the value as JSON with `--json`, else the text. */
 export function emit(ctx: Ctx, value: unknown, text: () => string): void {
   ctx.io.out(ctx.json ? JSON.stringify(value, null, 2) : text());

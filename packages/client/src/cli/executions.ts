@@ -9,6 +9,7 @@ import {
   emit,
   flag,
   idArg,
+  isFatal,
   positiveInt,
   str,
   table,
@@ -191,8 +192,7 @@ async function eachExecution(
       results.push({ id, ok: true, result });
       if (!ctx.json) ctx.io.out(line);
     } catch (error) {
-      if (!(error instanceof CliError) || error.detail.code === 'unreachable' || error.detail.status === 401)
-        throw error;
+      if (!(error instanceof CliError) || isFatal(error)) throw error;
       failed++;
       results.push({ id, ok: false, error: { message: error.message, ...error.detail } });
       ctx.io.err(`execution ${id}: ${error.message}`);
