@@ -12,6 +12,7 @@ import { hostGuard } from './host-guard';
 import type { ApiDeps, ApiEnv } from './deps';
 import { ApiError, errorBody, onError, validationHook } from './errors';
 import { createProcessMetrics } from './metrics/http';
+import { queryText } from './query-text';
 import { requestLog } from './request-log';
 import { requestSpans } from './tracing';
 import { utf8Body } from './utf8-body';
@@ -58,6 +59,8 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
         }),
     }),
   );
+  // Before any route, API or dashboard, reads a parameter: each must be text the database can hold.
+  root.use('*', queryText());
 
   // One budget of wrong keys per source address for every route that takes a key (/api/v1 and /metrics).
   const limiter = authLimiter({
