@@ -176,25 +176,30 @@ describe('unreachable URL and missing key', () => {
   });
 
   it('reads JOBS_API_URL and JOBS_API_KEY when run as a program', async () => {
-    const run = (env: Record<string, string>, ...argv: string[]) =>
-      promisify(execFile)(process.execPath, ['--import', 'tsx', 'functions/jobs-cli.ts', ...argv], {
+    const run = (env: Record<string, string>, argv: string[], stdin = '') => {
+      const running = promisify(execFile)(process.execPath, ['--import', 'tsx', 'functions/jobs-cli.ts', ...argv], {
         cwd: ROOT,
         env: { ...process.env, JOBS_API_KEY: '', ...env },
         timeout: 60_000,
-      }).then(
+      });
+      running.child.stdin!.end(stdin);
+      return running.then(
         (r) => ({ code: 0, ...r }),
         (e: { code: number; stdout: string; stderr: string }) => e,
       );
-    const missing = await run({ JOBS_API_URL: url }, 'list');
+    };
+    const missing = await run({ JOBS_API_URL: url }, ['list']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(`the jobs API at ${url} needs an API key: set JOBS_API_KEY`);
-    const ok = await run({ JOBS_API_URL: url, JOBS_API_KEY: KEY }, 'list', '--json');
-    expect(ok.code).toBe(0);
-    expect(Array.isArray(JSON.parse(ok.stdout))).toBe(true);
-    const bad = await run({ JOBS_API_URL: 'localhost:8080' }, 'list');
+    const job = await createJob({});
+    const env = { JOBS_API_URL: url, JOBS_API_KEY: KEY };
+    const ok = await run(env, ['trigger', job.name, '--payload-file', '-', '--json'], '{"from": "stdin"}');
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ job_id: job.id, payload: { from: 'stdin' } });
+    const bad = await run({ JOBS_API_URL: 'localhost:8080' }, ['list']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('JOBS_API_URL is not an http(s) URL: "localhost:8080"');
-    const withSecret = await run({ JOBS_API_URL: 'http://user:hunter2-secret@127.0.0.1:9/' }, 'list');
+    const withSecret = await run({ JOBS_API_URL: 'http://user:hunter2-secret@127.0.0.1:9/' }, ['list']);
     expect(withSecret.code).toBe(2);
     expect(withSecret.stderr).toContain('JOBS_API_URL must not carry a user or password: set JOBS_API_KEY');
     expect(withSecret.stderr).not.toContain('hunter2');
