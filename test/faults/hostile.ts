@@ -214,28 +214,28 @@ export function deepJson(depth: number, kind: 'array' | 'object'): string {
     : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 }
 
-const JOB_FIELDS = [
-  'name',
-  'cron_expr',
-  'timezone',
-  'run_at',
-  'command',
-  'handler',
-  'payload',
-  'max_retries',
-  'timeout_seconds',
-  'backoff',
-  'lane',
-  'priority',
-  'overlap',
-  'misfire',
-  'catch_up_max',
-  'misfire_deadline_seconds',
-  'status',
-] as const;
+/** The job fields the random bodies set. */
+type JobField =
+  | 'name'
+  | 'cron_expr'
+  | 'timezone'
+  | 'run_at'
+  | 'command'
+  | 'handler'
+  | 'payload'
+  | 'max_retries'
+  | 'timeout_seconds'
+  | 'backoff'
+  | 'lane'
+  | 'priority'
+  | 'overlap'
+  | 'misfire'
+  | 'catch_up_max'
+  | 'misfire_deadline_seconds'
+  | 'status';
 
 /** Plausible values per field (mostly valid), so random bodies reach the deeper checks, not just the type ones. */
-const plausible: Record<(typeof JOB_FIELDS)[number], fc.Arbitrary<unknown>> = {
+const plausible: Record<JobField, fc.Arbitrary<unknown>> = {
   name: fc.oneof(nameText, anyValue, fc.constantFrom('a'.repeat(201), '   ', '\u0000', 'tab\tname')),
   cron_expr: fc.oneof(cronExpr, fc.constant(null)),
   timezone,

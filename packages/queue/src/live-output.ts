@@ -50,7 +50,8 @@ export function createLiveOutput(
   writeScript(redis);
   return createLiveOutputBuffer(
     async (writes) => {
-      const pipeline = redis.pipeline() as unknown as Record<string, WriteScript> & {
+      // On a pipeline a script call only queues the command; exec() sends them all and gives every reply.
+      const pipeline = redis.pipeline() as unknown as Record<string, (...args: Parameters<WriteScript>) => unknown> & {
         exec(): Promise<[Error | null, unknown][] | null>;
       };
       for (const w of writes) {

@@ -24,6 +24,11 @@ export interface ScriptClient {
   inspect: Script<unknown[]>;
 }
 
+/** The scripts on a pipeline: each call only queues the command; exec() sends them and gives every reply. */
+type ScriptPipeline = { [K in keyof ScriptClient]: (...args: (string | number)[]) => unknown } & {
+  exec(): Promise<[Error | null, unknown][] | null>;
+};
+
 /** Registers the Lua scripts (file `<name>-<numKeys>.lua`) as commands; EVALSHA with EVAL fallback is ioredis's. */
 function defineScripts(redis: RedisClient): void {
   for (const [file, lua] of Object.entries(LUA_SCRIPTS)) {
@@ -173,9 +178,7 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
     /** Acks finished claims and dead-letters dead ones, then pushes new items (retries), in one round trip. */
     async settle(input: { lane: Lane; acks: Claim[]; dead: string[]; push: QueueItem[] }): Promise<void> {
       const k = keys.lane(input.lane);
-      const pipeline = redis.pipeline() as unknown as ScriptClient & {
-        exec(): Promise<[Error | null, unknown][] | null>;
-      };
+      const pipeline = redis.pipeline() as unknown as ScriptPipeline;
       if (input.acks.length > 0 || input.dead.length > 0) {
         pipeline.settle(
           k.lease,
@@ -248,9 +251,7 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
      */
     async move(moves: readonly MovedExecution[]): Promise<void> {
       for (const chunk of chunks(moves, 1000)) {
-        const pipeline = redis.pipeline() as unknown as ScriptClient & {
-          exec(): Promise<[Error | null, unknown][] | null>;
-        };
+        const pipeline = redis.pipeline() as unknown as ScriptPipeline;
         for (const { from } of chunk) {
           const k = keys.lane(from.lane);
           pipeline.withdraw(k.ready, k.delayed, k.lease, keys.flow, from.lane, from.id, String(from.priority));

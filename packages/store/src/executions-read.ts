@@ -21,6 +21,8 @@ import {
   toExecution,
   toExecutionSummary,
   toExecutionSummaryIso,
+  type ExecutionFieldsRow,
+  type ExecutionSummaryRow,
 } from './rows';
 
 export interface ExecutionListFilter {
@@ -110,7 +112,7 @@ export function executionListQuery(
 /** A page of list rows, newest first (payload and output stay on executionGet). */
 export async function executionList(pool: pg.Pool, filter: ExecutionListFilter): Promise<ExecutionSummary[]> {
   if (filter.jobId !== undefined && !isId(filter.jobId)) return [];
-  return (await listRows(pool, executionListQuery(filter), PAGE_TYPES)).map(toExecutionSummary);
+  return (await listRows<ExecutionSummaryRow>(pool, executionListQuery(filter), PAGE_TYPES)).map(toExecutionSummary);
 }
 
 /**
@@ -122,14 +124,16 @@ export async function executionListIso(
   filter: Omit<ExecutionListFilter, 'jobNames'>,
 ): Promise<ExecutionSummaryIso[]> {
   if (filter.jobId !== undefined && !isId(filter.jobId)) return [];
-  return (await listRows(pool, executionListQuery(filter, true), ISO_PAGE_TYPES)).map(toExecutionSummaryIso);
+  return (await listRows<ExecutionFieldsRow<string>>(pool, executionListQuery(filter, true), ISO_PAGE_TYPES)).map(
+    toExecutionSummaryIso,
+  );
 }
 
-async function listRows(
+async function listRows<R>(
   pool: pg.Pool,
   { text, values, ordered }: ReturnType<typeof executionListQuery>,
   types: pg.CustomTypesConfig,
-): Promise<unknown[]> {
+): Promise<R[]> {
   const query = { text, values, types };
   const { rows } = ordered
     ? await transaction(pool, async (client) => {
@@ -137,7 +141,7 @@ async function listRows(
         return client.query(query);
       })
     : await pool.query(query);
-  return rows;
+  return rows as R[];
 }
 
 /** Work per lane right now: due and waiting to start, running, and how long the oldest due one has waited. */

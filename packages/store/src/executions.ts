@@ -18,7 +18,7 @@ import type {
   WaitingExecution,
 } from '@jobs/core';
 import type pg from 'pg';
-import { CREATED_COLUMNS, toBackoff, toCreated, toQueueItem } from './rows';
+import { CREATED_COLUMNS, toBackoff, toCreated, toQueueItem, type BackoffRow, type CreatedRow } from './rows';
 import type { JobDefinitions } from './job-definitions';
 import { countInMinutes } from './minutes';
 import { startWithOverlap } from './overlap';
@@ -39,7 +39,32 @@ const STARTED_COLUMNS = (
   j.max_retries, j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap, e.flow_key,
   j.version AS job_version, e.delivery${read.traceparent ? ', e.traceparent' : ''}`;
 
-export function toStarted(r: any): StartedExecution {
+/** A row of STARTED_COLUMNS: the execution joined with its job's definition. */
+export interface StartedRow extends BackoffRow {
+  id: string;
+  token: string;
+  job_id: string;
+  attempt: number;
+  root_id: string;
+  trigger: StartedExecution['trigger'];
+  lane: StartedExecution['lane'];
+  priority: number;
+  scheduled_for: Date;
+  payload: unknown;
+  command: string | null;
+  handler: string | null;
+  http: StartedExecution['http'] | null;
+  lambda: StartedExecution['lambda'] | null;
+  timeout_ms: number;
+  max_retries: number;
+  overlap: StartedExecution['overlap'];
+  flow_key: string | null;
+  job_version: number;
+  delivery: number;
+  traceparent?: string | null;
+}
+
+export function toStarted(r: StartedRow): StartedExecution {
   return {
     id: r.id,
     token: r.token,
@@ -271,7 +296,7 @@ export async function executionsRecord(
   const row = rows[0] as {
     started: string[];
     done: string[];
-    retries: (Record<string, unknown> & { scheduled_for: string })[];
+    retries: (Omit<CreatedRow, 'scheduled_for'> & { scheduled_for: string })[];
   };
   const started = new Set(row.started);
   const done = new Set(row.done);

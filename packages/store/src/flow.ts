@@ -17,7 +17,20 @@ export interface LaneRow extends LaneState {
   pausedAt: Date | null;
 }
 
-const toLane = (r: any): LaneRow => ({ lane: r.lane, paused: r.paused, version: r.version, pausedAt: r.paused_at });
+/** A lanes row (version as text: a bigint). */
+interface LaneDbRow {
+  lane: LaneRow['lane'];
+  paused: boolean;
+  version: string;
+  paused_at: Date | null;
+}
+
+const toLane = (r: LaneDbRow): LaneRow => ({
+  lane: r.lane,
+  paused: r.paused,
+  version: r.version,
+  pausedAt: r.paused_at,
+});
 
 export async function laneList(pool: pg.Pool): Promise<LaneRow[]> {
   const { rows } = await pool.query(

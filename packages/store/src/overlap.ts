@@ -8,11 +8,30 @@
  * - replace: the running ones are cancelled (their workers kill them) and the newest waiting one starts; older
  *   waiting ones in the same batch are `skipped`.
  */
-import type { Claim, StartResult } from '@jobs/core';
+import type { Claim, Lane, OverlapPolicy, StartResult, Trigger } from '@jobs/core';
 import type pg from 'pg';
-import { START_SQL, toStarted, type TraceRead } from './executions';
+import { START_SQL, toStarted, type StartedRow, type TraceRead } from './executions';
 import { countInMinutes } from './minutes';
 import { transaction } from './transaction';
+
+/** An execution claimed to start, with its job's overlap policy. */
+interface CandidateRow {
+  id: string;
+  job_id: string;
+  attempt: number;
+  trigger: Trigger;
+  lane: Lane;
+  scheduled_for: Date;
+  overlap: OverlapPolicy;
+}
+
+/** A running execution of one of the candidates' jobs. */
+interface RunningRow {
+  id: string;
+  job_id: string;
+  attempt: number;
+  worker_id: string | null;
+}
 
 export async function startWithOverlap(
   pool: pg.Pool,
@@ -24,34 +43,34 @@ export async function startWithOverlap(
   const tokens = new Map(input.claims.map((c) => [c.id, c.token]));
   return transaction(pool, async (client) => {
     const candidates = (
-      await client.query(
+      await client.query<CandidateRow>(
         `SELECT e.id, e.job_id, e.attempt, e.trigger, e.lane, e.scheduled_for, j.overlap
          FROM executions e JOIN jobs j ON j.id = e.job_id
          WHERE e.id = ANY($1::bigint[]) AND e.status IN ('queued', 'retrying')`,
         [input.claims.map((c) => c.id)],
       )
     ).rows;
-    const candidateIds = new Set(candidates.map((c) => c.id as string));
+    const candidateIds = new Set(candidates.map((c) => c.id));
     result.notStarted = input.claims.filter((c) => !candidateIds.has(c.id)).map((c) => c.id);
     if (candidates.length === 0) return result;
-    const jobIds = [...new Set(candidates.map((c) => c.job_id as string))];
+    const jobIds = [...new Set(candidates.map((c) => c.job_id))];
     await client.query(`SELECT id FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`, [jobIds]);
     const running = (
-      await client.query(
+      await client.query<RunningRow>(
         `SELECT id, job_id, attempt, worker_id FROM executions WHERE job_id = ANY($1::bigint[]) AND status = 'running'`,
         [jobIds],
       )
     ).rows;
 
-    const toStart: any[] = [];
-    const toSkip: { row: any; reason: string }[] = [];
-    const toCancel: any[] = [];
-    const byJob = new Map<string, any[]>();
+    const toStart: CandidateRow[] = [];
+    const toSkip: { row: CandidateRow; reason: string }[] = [];
+    const toCancel: (RunningRow & { by: string })[] = [];
+    const byJob = new Map<string, CandidateRow[]>();
     for (const c of candidates) byJob.set(c.job_id, [...(byJob.get(c.job_id) ?? []), c]);
     for (const [jobId, rows] of byJob) {
-      rows.sort((a, b) => a.scheduled_for - b.scheduled_for || Number(BigInt(a.id) - BigInt(b.id)));
+      rows.sort((a, b) => a.scheduled_for.getTime() - b.scheduled_for.getTime() || Number(BigInt(a.id) - BigInt(b.id)));
       const live = running.filter((r) => r.job_id === jobId);
-      const policy = rows[0].overlap as string;
+      const policy: string = rows[0]!.overlap;
       if (policy === 'forbid') {
         let busy = live.length > 0;
         for (const row of rows) {
@@ -63,7 +82,7 @@ export async function startWithOverlap(
           }
         }
       } else if (policy === 'replace') {
-        const newest = rows[rows.length - 1];
+        const newest = rows[rows.length - 1]!;
         for (const row of rows.slice(0, -1))
           toSkip.push({ row, reason: `skipped: replaced by execution ${newest.id} (overlap: replace)` });
         toStart.push(newest);
@@ -74,7 +93,7 @@ export async function startWithOverlap(
     }
 
     if (toCancel.length > 0) {
-      const cancelled = await client.query(
+      const cancelled = await client.query<RunningRow>(
         `WITH changed AS (
            UPDATE executions SET status = 'cancelled', finished_at = now(), lease_expires_at = NULL,
              error = 'cancelled: replaced by execution ' || x.by || ' (overlap: replace)'
@@ -115,7 +134,7 @@ export async function startWithOverlap(
       }));
     }
     if (toStart.length > 0) {
-      const started = await client.query(START_SQL(null, read), [
+      const started = await client.query<StartedRow>(START_SQL(null, read), [
         input.workerId,
         input.leaseMs,
         toStart.map((r) => r.id),

@@ -114,14 +114,16 @@ export class StorePool extends pg.Pool {
     );
   }
 
-  // pg-pool's query() checks out through connect() above, so its connections are fresh too.
-  override query(...args: any[]): any {
+  // pg-pool's query() checks out through connect() above, so its connections are fresh too. pg's query() is
+  // overloaded (promise, callback, submittable) and no return type but `any` satisfies all of them at once.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override query(...args: unknown[]): any {
     const [query, values, callback] = args;
     const submittable = typeof (query as { submit?: unknown })?.submit === 'function';
     if (submittable || typeof values === 'function' || typeof callback === 'function' || !retrySafe(query)) {
-      return (super.query as (...a: any[]) => any)(...args);
+      return (super.query as (...a: unknown[]) => unknown)(...args);
     }
-    const run = () => (super.query as (...a: any[]) => Promise<pg.QueryResult>)(query, values);
+    const run = () => (super.query as (...a: unknown[]) => Promise<pg.QueryResult>)(query, values);
     return run().catch((error: unknown) => {
       if (!isConnectionError(error) || this.ending) throw error;
       this.onEvent({ event: 'db.query_retried', err: String((error as Error)?.message ?? error) });
@@ -143,7 +145,7 @@ export class StorePool extends pg.Pool {
 
 /** Makes one client drop statement names before sending, so PostgreSQL parses them as unnamed statements. */
 function sendUnnamed(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...a: any[]) => any;
+  const query = client.query.bind(client) as (...a: unknown[]) => unknown;
   (client as { query: unknown }).query = (config: unknown, ...rest: unknown[]) => {
     if (config && typeof config === 'object' && typeof (config as { name?: unknown }).name === 'string') {
       const { name: _name, ...unnamed } = config as { name?: string };

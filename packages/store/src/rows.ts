@@ -14,14 +14,161 @@ import type {
   CreatedExecution,
   Delivery,
   Execution,
+  ExecutionStatus,
   ExecutionSummary,
   ExecutionSummaryIso,
   FlowLimits,
+  HttpTarget,
   Job,
+  JobStatus,
+  LambdaTarget,
   Lane,
+  MisfirePolicy,
+  OverlapPolicy,
   QueueItem,
+  Trigger,
   WorkerInfo,
+  WorkerKind,
 } from '@jobs/core';
+
+// Row types: each table read, column by column, as pg returns it (bigint ids as strings, timestamptz as Date, jsonb
+// parsed). A column marked optional is absent from some of the queries whose rows the same mapper reads.
+
+/** A job's backoff_* columns. */
+export interface BackoffRow {
+  backoff_base_ms: number;
+  backoff_factor: number;
+  backoff_max_ms: number;
+  backoff_jitter: Backoff['jitter'];
+}
+
+/** A job's flow-control columns. */
+export interface LimitsRow {
+  max_concurrency?: number | null;
+  concurrency_key?: string | null;
+  max_concurrency_per_key?: number | null;
+  rate_limit?: number | null;
+  rate_period_ms?: number | null;
+  rate_per_key?: boolean | null;
+}
+
+/** A jobs row as JOB_COLUMNS reads it. */
+export interface JobRow extends BackoffRow, LimitsRow {
+  id: string;
+  name: string;
+  cron_expr: string | null;
+  timezone: string;
+  run_at: Date | null;
+  command: string | null;
+  handler: string | null;
+  http?: HttpTarget | null;
+  lambda?: LambdaTarget | null;
+  payload: unknown;
+  status: JobStatus;
+  max_retries: number;
+  timeout_ms: number;
+  overlap: OverlapPolicy;
+  misfire: MisfirePolicy;
+  catch_up_max: number;
+  /** bigint: a string. */
+  misfire_deadline_ms: string | number | null;
+  retention_days?: number | null;
+  lane: Lane;
+  priority: number;
+  managed_by?: string | null;
+  version: number;
+  next_run_at: Date | null;
+  last_run_at?: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The executions columns a full row and a list row share (instants as Date, or as ISO text with ISO_PAGE_TYPES). */
+export interface ExecutionFieldsRow<I = Date> {
+  id: string;
+  job_id: string;
+  scheduled_for: I;
+  attempt: number;
+  root_id: string;
+  retry_of: string | null;
+  trigger: Trigger;
+  status: ExecutionStatus;
+  lane: Lane;
+  priority: number;
+  worker_id: string | null;
+  lease_expires_at: I | null;
+  queued_at: I;
+  started_at: I | null;
+  finished_at: I | null;
+  exit_code: number | null;
+  error: string | null;
+  duration_ms: number | null;
+  replayed_by?: string | null;
+  job_version?: number | null;
+}
+
+/** One earlier delivery in executions.deliveries (jsonb: instants as text). */
+export interface DeliveryJson {
+  worker_id?: string | null;
+  started_at?: string | null;
+  ended_at?: string | null;
+  outcome: Delivery['outcome'];
+}
+
+/** An executions row as EXECUTION_COLUMNS reads it. */
+export interface ExecutionRow extends ExecutionFieldsRow {
+  payload: unknown;
+  output: string | null;
+  deliveries?: DeliveryJson[] | null;
+}
+
+/** A list row as EXECUTION_SUMMARY_COLUMNS reads it (job_name when the query joins it). */
+export interface ExecutionSummaryRow extends ExecutionFieldsRow {
+  output_tail: string | null;
+  job_name?: string | null;
+}
+
+/** A freshly created executions row as CREATED_COLUMNS reads it. */
+export interface CreatedRow {
+  id: string;
+  job_id: string;
+  attempt: number;
+  trigger: Trigger;
+  status: ExecutionStatus;
+  lane: Lane;
+  priority: number;
+  scheduled_for: Date;
+  flow_key: string | null;
+}
+
+/** An executions row's queue fields. */
+export type QueueItemRow = Pick<CreatedRow, 'id' | 'job_id' | 'lane' | 'priority' | 'scheduled_for' | 'flow_key'>;
+
+/** A workers row. */
+export interface WorkerRow {
+  id: string;
+  kind: WorkerKind;
+  host: string;
+  lanes: Lane[];
+  concurrency: number;
+  in_flight: number;
+  version: string;
+  release?: string | null;
+  started_at: Date;
+  last_heartbeat_at: Date;
+}
+
+/** A row just cancelled (see toCancelled). */
+export interface CancelledRow {
+  id: string;
+  job_id: string;
+  attempt: number;
+  lane: Lane;
+  priority: number;
+  scheduled_for: Date;
+  worker_id: string | null;
+  from_status: ExecutionStatus;
+}
 
 export const JOB_COLUMNS = `id, name, cron_expr, timezone, run_at, command, handler, http, lambda, payload, status, max_retries,
   backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
@@ -30,7 +177,7 @@ export const JOB_COLUMNS = `id, name, cron_expr, timezone, run_at, command, hand
   (SELECT x.started_at FROM executions x
     WHERE x.job_id = jobs.id AND x.started_at IS NOT NULL ORDER BY x.id DESC LIMIT 1) AS last_run_at`;
 
-export function toJob(r: any): Job {
+export function toJob(r: JobRow): Job {
   return {
     id: r.id,
     name: r.name,
@@ -68,7 +215,7 @@ export const EXECUTION_COLUMNS = `id, job_id, scheduled_for, attempt, coalesce(r
   error, duration_ms, flow_key, replayed_by, job_version, deliveries`;
 
 /** A job's limits from its flow columns. */
-export function toLimits(r: any): FlowLimits {
+export function toLimits(r: LimitsRow): FlowLimits {
   return {
     maxConcurrency: r.max_concurrency ?? null,
     concurrencyKey: r.concurrency_key ?? null,
@@ -76,7 +223,8 @@ export function toLimits(r: any): FlowLimits {
     rateLimit:
       r.rate_limit === null || r.rate_limit === undefined
         ? null
-        : { limit: r.rate_limit, periodMs: r.rate_period_ms, perKey: r.rate_per_key },
+        : // jobs_rate_complete: rate_period_ms (and rate_per_key) are set whenever rate_limit is.
+          { limit: r.rate_limit, periodMs: r.rate_period_ms as number, perKey: r.rate_per_key as boolean },
   };
 }
 
@@ -88,7 +236,7 @@ export const flowKeySql = (job: string, payload: string) =>
   `CASE WHEN ${job}.limited THEN flow_key(${payload}, ${job}.concurrency_key_path) END`;
 
 /** The columns an execution and its list row share, field by field (no spread: a page maps fifty rows). */
-function executionFields(r: any): Omit<Execution, 'payload' | 'output' | 'deliveries'> {
+function executionFields<I>(r: ExecutionFieldsRow<I>) {
   return {
     id: r.id,
     jobId: r.job_id,
@@ -113,7 +261,7 @@ function executionFields(r: any): Omit<Execution, 'payload' | 'output' | 'delive
   };
 }
 
-export function toExecution(r: any): Execution {
+export function toExecution(r: ExecutionRow): Execution {
   const e = executionFields(r) as Execution;
   e.payload = r.payload;
   e.output = r.output;
@@ -122,8 +270,8 @@ export function toExecution(r: any): Execution {
 }
 
 /** The earlier deliveries kept on the row (migration 012), then the current one: the row's own start and end. */
-function toDeliveries(r: any): Delivery[] {
-  const earlier: Delivery[] = ((r.deliveries ?? []) as any[]).map((d) => ({
+function toDeliveries(r: ExecutionRow): Delivery[] {
+  const earlier: Delivery[] = (r.deliveries ?? []).map((d) => ({
     workerId: d.worker_id ?? null,
     startedAt: d.started_at ? new Date(d.started_at) : null,
     endedAt: d.ended_at ? new Date(d.ended_at) : null,
@@ -184,11 +332,11 @@ export const ISO_PAGE_TYPES = {
 } as pg.CustomTypesConfig;
 
 /** The API's list row from EXECUTION_SUMMARY_ISO_COLUMNS read with ISO_PAGE_TYPES: the instants are strings already. */
-export function toExecutionSummaryIso(r: any): ExecutionSummaryIso {
+export function toExecutionSummaryIso(r: ExecutionFieldsRow<string>): ExecutionSummaryIso {
   return executionFields(r) as unknown as ExecutionSummaryIso;
 }
 
-export function toExecutionSummary(r: any): ExecutionSummary {
+export function toExecutionSummary(r: ExecutionSummaryRow): ExecutionSummary {
   const e = executionFields(r) as ExecutionSummary;
   e.outputTail = r.output_tail;
   if (r.job_name !== undefined) e.jobName = r.job_name;
@@ -198,7 +346,7 @@ export function toExecutionSummary(r: any): ExecutionSummary {
 /** Columns for a freshly created row, as `toCreated` reads them. */
 export const CREATED_COLUMNS = 'id, job_id, attempt, trigger, status, lane, priority, scheduled_for, flow_key';
 
-export function toCreated(r: any): CreatedExecution {
+export function toCreated(r: CreatedRow): CreatedExecution {
   return {
     id: r.id,
     jobId: r.job_id,
@@ -213,11 +361,11 @@ export function toCreated(r: any): CreatedExecution {
   };
 }
 
-export function toQueueItem(r: any): QueueItem {
+export function toQueueItem(r: QueueItemRow): QueueItem {
   return { id: r.id, lane: r.lane, priority: r.priority, dueAt: r.scheduled_for, flow: flowTag(r.job_id, r.flow_key) };
 }
 
-export function toWorker(r: any): WorkerInfo {
+export function toWorker(r: WorkerRow): WorkerInfo {
   return {
     id: r.id,
     kind: r.kind,
@@ -233,12 +381,12 @@ export function toWorker(r: any): WorkerInfo {
 }
 
 /** A job's retry backoff from its backoff_* columns. */
-export function toBackoff(r: any): Backoff {
+export function toBackoff(r: BackoffRow): Backoff {
   return { baseMs: r.backoff_base_ms, factor: r.backoff_factor, maxMs: r.backoff_max_ms, jitter: r.backoff_jitter };
 }
 
 /** A row just cancelled, from `RETURNING id, job_id, attempt, lane, priority, scheduled_for, worker_id, from_status`. */
-export function toCancelled(r: any): ChangedExecution {
+export function toCancelled(r: CancelledRow): ChangedExecution {
   return {
     id: r.id,
     jobId: r.job_id,

@@ -20,7 +20,18 @@ export interface SessionRow {
 
 const COLUMNS = 'token_hash, key_name, key_fingerprint, source, created_at, last_seen_at, expires_at';
 
-const toSession = (r: any): SessionRow => ({
+/** A sessions row. */
+interface SessionDbRow {
+  token_hash: Buffer;
+  key_name: string;
+  key_fingerprint: Buffer;
+  source: string | null;
+  created_at: Date;
+  last_seen_at: Date;
+  expires_at: Date;
+}
+
+const toSession = (r: SessionDbRow): SessionRow => ({
   tokenHash: r.token_hash,
   keyName: r.key_name,
   keyFingerprint: r.key_fingerprint,

@@ -14,7 +14,10 @@ import type { AuditEntry, CreatedExecution, Execution } from '@jobs/core';
 import type pg from 'pg';
 import { executionByIdempotencyKey, executionTrigger, TRIGGER_AUDIT_SQL } from './execution-commands';
 import { isId } from './jobs';
-import { EXECUTION_COLUMNS, flowKeySql, toCreated, toExecution } from './rows';
+import { EXECUTION_COLUMNS, flowKeySql, toCreated, toExecution, type CreatedRow, type ExecutionRow } from './rows';
+
+/** A row the batch inserted, with the position of its trigger in the batch. */
+type BatchRow = ExecutionRow & Pick<CreatedRow, 'flow_key'> & { ord: number };
 
 export interface TriggerInput {
   jobId: string;
@@ -92,7 +95,7 @@ export function createTriggerBatcher(pool: pg.Pool, options: { maxInFlight?: num
 
   async function send(batch: Waiting[]): Promise<void> {
     if (batch.length === 1) return settle(batch[0]!, executionTrigger(pool, batch[0]!.input));
-    let rows: any[];
+    let rows: BatchRow[];
     try {
       const entries = batch.map((w, ord) => ({
         ord,
@@ -104,7 +107,7 @@ export function createTriggerBatcher(pool: pg.Pool, options: { maxInFlight?: num
         source: w.input.audit?.source ?? null,
         traceparent: w.input.traceparent ?? null,
       }));
-      ({ rows } = await pool.query({
+      ({ rows } = await pool.query<BatchRow>({
         name: 'execution_trigger_batch',
         text: BATCH_SQL,
         values: [JSON.stringify(entries)],
@@ -114,7 +117,7 @@ export function createTriggerBatcher(pool: pg.Pool, options: { maxInFlight?: num
       await Promise.all(batch.map((w) => settle(w, executionTrigger(pool, w.input))));
       return;
     }
-    const byOrd = new Map<number, any>(rows.map((r) => [r.ord as number, r]));
+    const byOrd = new Map(rows.map((r) => [r.ord, r]));
     await Promise.all(
       batch.map((w, ord) => {
         const row = byOrd.get(ord);

@@ -10,7 +10,6 @@ import {
   type AddressPolicy,
   type EditPlan,
   type Job,
-  type JobSpec,
 } from '@jobs/core';
 import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';

@@ -1,5 +1,5 @@
 /** @module routes/jobs — create, list, read, delete, trigger, pause and resume jobs; a job's executions. */
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { createJob, deleteJob, NotFoundError, pauseJob, resumeJob, triggerJob } from '@jobs/core';
 import { needs } from '../auth';
 import type { ApiDeps, ApiEnv } from '../deps';

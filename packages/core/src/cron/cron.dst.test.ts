@@ -21,7 +21,6 @@ function sched(expr: string, tz: string): CronSchedule {
   if (!r.ok) throw new Error(`expected ${JSON.stringify(expr)} to parse, got: ${r.error}`);
   return r.schedule;
 }
-const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 const next = (expr: string, tz: string, after: string, n: number): string[] =>
   nextFireTimes(sched(expr, tz), new Date(after), n).map((d) => d.toISOString());
 const prevN = (expr: string, tz: string, before: string, n: number): string[] => {
@@ -34,7 +33,6 @@ const prevN = (expr: string, tz: string, before: string, n: number): string[] =>
   }
   return out;
 };
-const Z = (hhmm: string, day: string): string => `${day}T${hhmm}:00.000Z`;
 
 // ─── Intl helpers used by the oracle (independent of the cron module) ──────────────────────────
 
