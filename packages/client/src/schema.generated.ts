@@ -1406,6 +1406,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createJob: {
@@ -1495,6 +1515,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getJob: {
@@ -1564,6 +1604,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteJob: {
@@ -1624,6 +1684,26 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1731,6 +1811,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     triggerJob: {
@@ -1823,10 +1923,39 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The `Idempotency-Key` was used before with another payload or run time (`idempotency_mismatch`); the message names the earlier execution */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many wrong keys from this address (`too_many_failed_authentications`): every request from it is refused until `Retry-After` seconds have passed */
             429: {
                 headers: {
                     /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1903,6 +2032,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     resumeJob: {
@@ -1965,6 +2114,26 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2040,6 +2209,26 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2147,6 +2336,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     planJobByName: {
@@ -2229,6 +2438,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listJobVersions: {
@@ -2291,6 +2520,26 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2389,6 +2638,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listExecutions: {
@@ -2447,6 +2716,26 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2516,6 +2805,26 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2601,6 +2910,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     replayExecution: {
@@ -2672,10 +3001,48 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Body larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many wrong keys from this address (`too_many_failed_authentications`): every request from it is refused until `Retry-After` seconds have passed */
             429: {
                 headers: {
                     /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2756,6 +3123,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listWorkers: {
@@ -2814,6 +3201,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getStats: {
@@ -2865,6 +3272,26 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2936,6 +3363,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listLanes: {
@@ -2987,6 +3434,26 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3063,6 +3530,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     resumeLane: {
@@ -3125,6 +3612,26 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3201,6 +3708,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listAudit: {
@@ -3263,6 +3790,26 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };

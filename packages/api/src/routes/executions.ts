@@ -13,6 +13,7 @@ import {
   json,
   notFoundResponse,
   pageSchema,
+  bodyErrorResponses,
 } from '../schemas/common';
 import { Execution, ExecutionListQuery, ExecutionSummary, ReplayBody } from '../schemas/executions';
 import { executionJson, executionSummaryJson } from '../serializers';
@@ -112,6 +113,7 @@ export function executionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
           description:
             'The execution is not dead or failed, was replayed already (without force), or its job was deleted',
         },
+        ...bodyErrorResponses,
       },
     }),
     async (c) => {

@@ -12,6 +12,7 @@ import {
   bodyErrorResponses,
   conflictResponse,
   errorResponses,
+  idempotencyMismatchResponse,
   json,
   notFoundResponse,
   pageSchema,
@@ -130,6 +131,7 @@ export function jobRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
         ...errorResponses,
         404: notFoundResponse,
         ...bodyErrorResponses,
+        422: idempotencyMismatchResponse,
       },
     }),
     async (c) => {

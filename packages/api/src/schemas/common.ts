@@ -65,9 +65,24 @@ export const errorResponses = {
     headers: { 'Retry-After': { description: 'Seconds until the address may try again', schema: { type: 'integer' } } },
     content: { 'application/json': { schema: ErrorSchema } },
   },
+  500: {
+    description: 'A bug (`internal`): the message carries only the request id; the details are in the server log',
+    content: { 'application/json': { schema: ErrorSchema } },
+  },
+  503: {
+    description:
+      'PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`)',
+    headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } },
+    content: { 'application/json': { schema: ErrorSchema } },
+  },
 } as const;
 export const notFoundResponse = {
   description: 'Unknown id',
+  content: { 'application/json': { schema: ErrorSchema } },
+} as const;
+export const idempotencyMismatchResponse = {
+  description:
+    'The `Idempotency-Key` was used before with another payload or run time (`idempotency_mismatch`); the message names the earlier execution',
   content: { 'application/json': { schema: ErrorSchema } },
 } as const;
 export const conflictResponse = {
