@@ -98,6 +98,15 @@ export interface Config {
    * serve their lanes; `npm run migrate` records it. Null: none (a worker never retires for a release).
    */
   releaseId: string | null;
+  /** Longest a migration's DDL waits for a table lock before the migration is retried (MIGRATION_LOCK_TIMEOUT). */
+  migrationLockTimeoutMs: number;
+  /** The budget of one migration run, every statement included (MIGRATION_TIMEOUT); not DATABASE_QUERY_TIMEOUT. */
+  migrationTimeoutMs: number;
+  /**
+   * `npm run worker` and `npm run scheduler` do not migrate: they wait this long for the schema to reach the version
+   * their code needs (the deploy's migration step runs first), then refuse to start (SCHEMA_WAIT).
+   */
+  schemaWaitMs: number;
   /** The ECS agent endpoint ECS injects into containers (task scale-in protection); null elsewhere. */
   ecsAgentUri: string | null;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -312,6 +321,9 @@ export function loadConfig(
     metricsPort: text('METRICS_PORT', '') === '' ? null : integer('METRICS_PORT', 0, 0, 65535),
     ecsAgentUri: ecsAgentUri || null,
     releaseId: releaseId || null,
+    migrationLockTimeoutMs: duration('MIGRATION_LOCK_TIMEOUT', '5s', 10),
+    migrationTimeoutMs: duration('MIGRATION_TIMEOUT', '14m', 1000),
+    schemaWaitMs: duration('SCHEMA_WAIT', '2m', 0),
     logLevel: oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error', 'silent'] as const),
     clockOffsetMs: integer('CLOCK_OFFSET_MS', 0, -86_400_000, 86_400_000),
     // npm's own variable: our process scripts exec node, so npm is the parent to outlive.

@@ -5,7 +5,7 @@
 import type { Clock, QueueAdapter, TransitionSink } from '@jobs/core';
 import { createQueue, type RedisClient } from '@jobs/queue';
 import { createPostgresQueue } from '@jobs/queue-postgres';
-import { createStore, migrate, type Store } from '@jobs/store';
+import { createStore, latestMigration, migrate, schemaVersion, type Store } from '@jobs/store';
 import type pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -36,8 +36,13 @@ export interface ContextOptions {
   poolMax?: number;
   /** Check both services answer before returning (processes do; Lambda handlers skip it to save a round trip). */
   check?: boolean;
-  /** Apply migrations before returning. */
+  /** Apply migrations before returning (`npm start`, `npm run migrate`). */
   migrate?: boolean;
+  /**
+   * Wait (SCHEMA_WAIT) for the schema to reach the version this code needs, then refuse to start: processes that
+   * do not migrate themselves (`npm run worker`, `npm run scheduler`; the deploy's migration step runs first).
+   */
+  requireSchema?: boolean;
   clock?: Clock;
 }
 
@@ -105,9 +110,10 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
       void synced?.sync().catch(() => undefined);
     }
     if (options.migrate) {
-      const applied = await migrate(pool);
+      const applied = await migrate(pool, migrateOptions(config, logger));
       if (applied.length > 0) logger.info({ event: 'db.migrated', versions: applied });
     }
+    if (options.requireSchema) await waitForSchema(pool, config, logger);
   } catch (error) {
     await close();
     throw error;
@@ -125,6 +131,52 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
     tracing,
     close,
   };
+}
+
+/** How `migrate` runs under this configuration: its lock timeout and budget, retries logged. */
+export function migrateOptions(config: Config, logger: AppLogger, budgetMs = config.migrationTimeoutMs) {
+  return {
+    lockTimeoutMs: config.migrationLockTimeoutMs,
+    budgetMs,
+    onRetry: (event: { version: number; name: string; attempt: number; err: string }) =>
+      logger.warn({ event: 'db.migration_lock_timeout', ...event }),
+  };
+}
+
+/** The schema is behind the code and stayed behind for SCHEMA_WAIT: a message users can act on, no stack. */
+export class SchemaBehindError extends Error {
+  override readonly name = 'SchemaBehindError';
+}
+
+/** How often a process waiting for the schema looks again. */
+const SCHEMA_POLL_MS = 1000;
+
+/**
+ * Resolves once the schema is at (or past: expand/contract, docs/design.md) the newest migration this build
+ * carries; waits SCHEMA_WAIT for it, logging once, then throws SchemaBehindError.
+ */
+export async function waitForSchema(pool: pg.Pool, config: Config, logger: AppLogger): Promise<void> {
+  const needed = latestMigration();
+  const deadline = Date.now() + config.schemaWaitMs;
+  let logged = false;
+  for (;;) {
+    const version = await schemaVersion(pool);
+    if (version >= needed) return;
+    if (Date.now() >= deadline)
+      throw new SchemaBehindError(
+        `the database schema is at migration ${version}, this build needs ${needed}, and it did not catch up within ` +
+          `SCHEMA_WAIT (${config.schemaWaitMs} ms). Migrations run once per deploy, not when a worker or scheduler ` +
+          "starts: run `npm run migrate` (on AWS the deploy's Migrate step does), then start this process again.",
+      );
+    if (!logged) {
+      logged = true;
+      logger.warn(
+        { event: 'db.schema_behind', version, needed, wait_ms: config.schemaWaitMs },
+        'waiting for the migrations (npm run migrate, or the deploy) to bring the schema to this build',
+      );
+    }
+    await new Promise((r) => setTimeout(r, Math.min(SCHEMA_POLL_MS, Math.max(1, deadline - Date.now()))));
+  }
 }
 
 /** A worker id unique per process (never shared between replicas): host, pid and random bits. */

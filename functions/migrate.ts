@@ -11,7 +11,11 @@ import type { Context as LambdaContext } from 'aws-lambda';
 import { loadConfig, redact } from './config';
 import { lambdaHandler } from './lambda';
 import { createLogger } from './logger';
+import { migrateOptions } from './context';
 import { createPool } from './resources';
+
+/** Left of the invocation's time when the migration budget ends: to roll back, log and return the failure. */
+const MARGIN_MS = 30_000;
 
 export interface MigrateSummary {
   /** Versions applied by this invocation, in order (empty when the schema was up to date). */
@@ -37,7 +41,9 @@ export async function runMigrations(
   const pool = createPool(config, { max: 1, logger });
   try {
     const release = releaseOf(event, config.releaseId);
-    const applied = await migrate(pool);
+    // The budget ends well before the function's timeout, so a step that outlasts it fails with its own message.
+    const budgetMs = Math.min(config.migrationTimeoutMs, context.getRemainingTimeInMillis() - MARGIN_MS);
+    const applied = await migrate(pool, migrateOptions(config, logger, Math.max(1000, budgetMs)));
     // Recorded after the schema is at this release's version: workers of older releases retire once its workers run.
     if (release !== null) await recordRelease(pool, release);
     const summary = { applied, latest: latestMigration(), release, ms: Date.now() - started };

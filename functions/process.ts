@@ -2,10 +2,16 @@
 import { CommandSetupError } from './command-setup';
 import { ConfigError } from './config';
 import { UnreachableError } from './resources';
+import { SchemaBehindError } from './context';
 
 /** Prints a start failure without a stack for the errors users can fix themselves, then exits 1. */
 export function exitOnStartError(error: unknown): never {
-  if (error instanceof ConfigError || error instanceof UnreachableError || error instanceof CommandSetupError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof UnreachableError ||
+    error instanceof CommandSetupError ||
+    error instanceof SchemaBehindError
+  ) {
     process.stderr.write(`${error.message}\n`);
   } else {
     process.stderr.write(`failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);

@@ -4,7 +4,8 @@ import { exitOnStartError, onShutdownSignal } from './process';
 import { startSchedulerLoop } from './scheduler-loop';
 
 async function main() {
-  const ctx = await createContext({ migrate: true, poolMax: 4 });
+  // Migrations run once per deploy (its migration step, or `npm run migrate`), never here: wait for the schema.
+  const ctx = await createContext({ requireSchema: true, poolMax: 4 });
   const loop = startSchedulerLoop(ctx);
   ctx.logger.info({
     event: 'scheduler.started',

@@ -10,7 +10,8 @@ import { createWorkerMetrics } from './worker-metrics';
 import { startWorker } from './worker-setup';
 
 async function main() {
-  const ctx = await createContext({ migrate: true });
+  // Migrations run once per deploy (its migration step, or `npm run migrate`), never here: wait for the schema.
+  const ctx = await createContext({ requireSchema: true });
   const { metricsPort } = ctx.config;
   const metrics = metricsPort === null ? undefined : createWorkerMetrics();
   let metricsServer: { close(): Promise<void> } | null = null;

@@ -24,7 +24,8 @@ export const releaseEnvironment: Record<string, string> = RELEASE_ID ? { RELEASE
 export const migrator = new sst.aws.Function('Migrate', {
   ...lambdaDefaults,
   handler: 'functions/migrate.handler',
-  timeout: '5 minutes',
+  // Lambda's maximum: a long step (an index on a big table) gets the time; MIGRATION_TIMEOUT bounds the run inside it.
+  timeout: '15 minutes',
   concurrency: { reserved: MIGRATE_RESERVED_CONCURRENCY },
   link: [database],
   environment,

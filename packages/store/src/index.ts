@@ -22,7 +22,8 @@ import * as workers from './workers';
 import { jobDefinitions } from './job-definitions';
 import { createTriggerBatcher } from './trigger-batch';
 
-export { migrate, migrations } from './migrate';
+export { migrate, migrations, type MigrateOptions } from './migrate';
+export { EXPAND_CONTRACT_FROM, expandContractProblems } from './expand-contract';
 export { currentRelease, latestMigration, recordRelease, schemaVersion } from './releases';
 export { StorePool, idempotent, isConnectionError, retrySafe, type StorePoolConfig, type StorePoolEvent } from './pool';
 export { isId } from './jobs';

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { migrate, migrations } from './migrate';
 import { DATABASE_URL, schemaUrl, uniqueName } from '../../../test/support/env';
@@ -31,6 +31,60 @@ it('applies every migration once when many processes start at the same time', as
   }
 });
 
-it('numbers migrations without gaps, starting at 1', () => {
-  expect(migrations().map((m) => m.version)).toEqual(migrations().map((_, i) => i + 1));
+it('numbers migrations uniquely and in order, starting at 1 (numbers reserved for work in flight may be skipped)', () => {
+  const versions = migrations().map((m) => m.version);
+  expect(versions[0]).toBe(1);
+  for (let i = 1; i < versions.length; i++) expect(versions[i]).toBeGreaterThan(versions[i - 1]!);
+});
+
+describe('a migration run', () => {
+  const pool = () => new pg.Pool({ connectionString: schemaUrl(schema), max: 2 });
+
+  it('gives up on a lock a long transaction holds within the lock timeout, retries, then fails saying why', async () => {
+    const p = pool();
+    const holder = new pg.Client({ connectionString: schemaUrl(schema) });
+    await holder.connect();
+    try {
+      await migrate(p, { migrations: [{ version: 1, name: 'table', sql: 'CREATE TABLE t (id int)' }] });
+      // A long transaction (an open report, a stuck session) holds a lock on the table.
+      await holder.query('BEGIN');
+      await holder.query('SELECT * FROM t');
+      const retries: number[] = [];
+      const started = Date.now();
+      const failure = await migrate(p, {
+        lockTimeoutMs: 200,
+        lockRetries: 2,
+        migrations: [
+          { version: 1, name: 'table', sql: 'CREATE TABLE t (id int)' },
+          { version: 2, name: 'column', sql: 'ALTER TABLE t ADD COLUMN x int' },
+        ],
+        onRetry: (e) => retries.push(e.attempt),
+      }).catch((e: Error) => e);
+      expect(String(failure)).toMatch(
+        /migration 2_column failed: .*lock timeout.*a lock was not granted within 200 ms, 3 times/,
+      );
+      expect(retries).toEqual([1, 2]);
+      // Three tries of 200 ms and pauses of 1 s and 2 s, not a wait for the transaction.
+      expect(Date.now() - started).toBeLessThan(6_000);
+      await holder.query('COMMIT');
+      const { rows } = await admin.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
+      expect(rows.map((r) => r.version)).toEqual([1]);
+    } finally {
+      await holder.end();
+      await p.end();
+    }
+  });
+
+  it("runs a step longer than the pool's query timeout within its own budget, and stops at the budget", async () => {
+    const p = new pg.Pool({ connectionString: schemaUrl(schema), max: 1, query_timeout: 300 });
+    try {
+      const slow = { version: 1, name: 'slow', sql: 'SELECT pg_sleep(0.8)' };
+      expect(await migrate(p, { migrations: [slow] })).toEqual([1]);
+      const slower = { version: 2, name: 'slower', sql: 'SELECT pg_sleep(5)' };
+      const failure = await migrate(p, { budgetMs: 700, migrations: [slow, slower] }).catch((e: Error) => e);
+      expect(String(failure)).toMatch(/migration 2_slower failed: .*statement timeout.*the migration budget ran out/);
+    } finally {
+      await p.end();
+    }
+  });
 });
