@@ -43,6 +43,7 @@ export function started(
     overlap: 'allow',
     flowKey: null,
     jobVersion: 1,
+    timezone: 'UTC',
     delivery: 1,
     ...fields,
   };
@@ -110,6 +111,19 @@ describe('HTTP target: the request', () => {
       ['GET', undefined, ''],
     ]);
     expect(receiver.requests.every((r) => r.headers['jobs-signature'] === undefined)).toBe(true);
+  });
+
+  it('sends no body (not the literal null) for a target with no payload and no body of its own', async () => {
+    await run(started({ url: receiver.url() }, { payload: null }));
+    await run(started({ url: receiver.url(), headers: { 'Content-Type': 'application/x-custom' } }, { payload: null }));
+    await run(started({ url: receiver.url(), method: 'PUT' }, { payload: { n: 1 } }));
+    expect(
+      receiver.requests.map((r) => [r.method, r.headers['content-type'], r.headers['content-length'] ?? '0', r.body]),
+    ).toEqual([
+      ['POST', undefined, '0', ''],
+      ['POST', 'application/x-custom', '0', ''],
+      ['PUT', 'application/json', '7', '{"n":1}'],
+    ]);
   });
 
   it('caps the response body it records, and stops reading there', async () => {

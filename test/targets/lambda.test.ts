@@ -50,6 +50,7 @@ function started(fn: string, qualifier: string | null, payload: unknown = { peri
     overlap: 'allow',
     flowKey: null,
     jobVersion: 1,
+    timezone: 'UTC',
     delivery: 1,
   };
 }

@@ -740,7 +740,7 @@ export interface components {
             lease_expires_at: string | null;
             duration_ms: number | null;
             exit_code: number | null;
-            /** @description Captured stdout and stderr (capped). */
+            /** @description Captured output (capped). A command's stdout and stderr interleaved by line, each stderr line starting with `[stderr] ` (a stdout line that starts with `[stderr] ` or `[stdout] ` gets `[stdout] ` before it). */
             output: string | null;
             error: string | null;
             /** @description The execution a replay of this one created; null: never replayed. */

@@ -108,6 +108,8 @@ export interface StartedExecution {
   flowKey: string | null;
   /** The version of the job's definition above (recorded on the execution when it starts). */
   jobVersion: number;
+  /** The job's IANA time zone: a command runs with TZ set to it. */
+  timezone: string;
   /** Which delivery of this attempt this is: 1, or more when it was given back or lost and delivered again. */
   delivery: number;
   /**

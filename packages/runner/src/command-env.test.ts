@@ -51,3 +51,25 @@ describe('a command job', () => {
     }
   });
 });
+
+describe('a command', () => {
+  it("runs in its job's time zone, whatever the worker's", async () => {
+    vi.stubEnv('TZ', 'UTC');
+    try {
+      const inTokyo = { ...execution, timezone: 'Asia/Tokyo' };
+      const result = await runShell('echo "$TZ"; date +%z', inTokyo, new AbortController().signal);
+      expect(result.output).toBe('Asia/Tokyo\n+0900\n');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('keeps stdout and stderr interleaved, each stderr line marked', async () => {
+    const result = await runShell(
+      'echo out1; sleep 0.05; echo err1 >&2; sleep 0.05; echo out2; printf "err2\\nerr3" >&2; sleep 0.05; echo out3',
+      execution,
+      new AbortController().signal,
+    );
+    expect(result.output).toBe('out1\n[stderr] err1\nout2\n[stderr] err2\nout3\n[stderr] err3');
+  });
+});

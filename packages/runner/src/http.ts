@@ -51,7 +51,11 @@ const USER_AGENT = 'jobs-scheduler/0.1';
 /** The bytes sent: the target's body (a string as is, anything else as JSON), or the execution's payload as JSON. */
 export function requestBody(target: HttpTarget, payload: unknown): { body: string; contentType: string } | null {
   if (target.method === 'GET') return null;
-  if (target.body === undefined) return { body: JSON.stringify(payload ?? null), contentType: 'application/json' };
+  // No payload and no body of its own: no body at all (never the literal `null`).
+  if (target.body === undefined)
+    return payload === null || payload === undefined
+      ? null
+      : { body: JSON.stringify(payload), contentType: 'application/json' };
   if (typeof target.body === 'string') return { body: target.body, contentType: 'text/plain; charset=utf-8' };
   return { body: JSON.stringify(target.body), contentType: 'application/json' };
 }
@@ -81,6 +85,8 @@ interface PreparedTarget {
   headers: string[];
   /** The body when the target fixes it (or has none); undefined: the execution's payload, per attempt. */
   body: { body: string; contentType: string } | null | undefined;
+  /** Whether the headers above hold a content type (the target's own, or its fixed body's). */
+  ownContentType: boolean;
   /** The last signature made for this target: the same body in the same second signs the same (HMAC is a function). */
   signed: { body: string; second: number; header: string } | null;
 }
@@ -100,6 +106,7 @@ function prepare(target: HttpTarget, policy: AddressPolicy, replaced: readonly s
       where: '',
       headers: [],
       body: null,
+      ownContentType: false,
       signed: null,
     };
   }
@@ -107,9 +114,11 @@ function prepare(target: HttpTarget, policy: AddressPolicy, replaced: readonly s
   const literal = policy.refuseLiteralHost(url);
   const body = target.method === 'GET' || target.body !== undefined ? requestBody(target, null) : undefined;
   const headers: Record<string, string> = { 'user-agent': USER_AGENT };
-  if (body !== null) headers['content-type'] = body?.contentType ?? 'application/json';
+  // A body that depends on the payload gets its content type per attempt (none when there is no payload).
+  if (body) headers['content-type'] = body.contentType;
   for (const [name, value] of Object.entries(target.headers)) headers[name.toLowerCase()] = value;
   for (const name of replaced) delete headers[name];
+  const ownContentType = 'content-type' in headers;
   return {
     refused: literal ? `refused: ${literal}` : null,
     origin: url.origin,
@@ -117,6 +126,7 @@ function prepare(target: HttpTarget, policy: AddressPolicy, replaced: readonly s
     where: `${url.origin}${url.pathname}`,
     headers: Object.entries(headers).flat(),
     body,
+    ownContentType,
     signed: null,
   };
 }
@@ -159,6 +169,7 @@ export function createHttpTarget(options: Partial<HttpOptions> = {}) {
 
     const request = p.body !== undefined ? p.body : requestBody(target, execution.payload);
     const headers = p.headers.slice();
+    if (request && !p.ownContentType) headers.push('content-type', request.contentType);
     // The idempotency key is the same for every retry of one chain (a replay starts a new chain): receivers
     // deduplicate on it.
     headers.push(

@@ -1,5 +1,6 @@
 /**
- * @module shell — runs a job's command with `/bin/sh -c`, capturing stdout and stderr together (capped).
+ * @module shell — runs a job's command with `/bin/sh -c` in its job's time zone, capturing stdout and stderr
+ * together, each stderr line marked (see stream-lines.ts), capped.
  *
  * Supervised (the normal case on Linux), the command runs under `jobs-supervise`, spawned with a pipe on its stdin:
  * a cancel or timeout writes `T` (SIGTERM to every process of the attempt, SIGKILL after `killAfterMs`), and when the
@@ -11,6 +12,7 @@
 import { spawn } from 'node:child_process';
 import type { LiveOutputSink, RunResult, StartedExecution } from '@jobs/core';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
+import { StreamLines } from './stream-lines';
 import type { Supervision } from './supervisor';
 
 export interface ShellOptions {
@@ -47,6 +49,8 @@ export function commandEnv(execution: StartedExecution, base: NodeJS.ProcessEnv 
   // 1, or more when this attempt was given back at a shutdown (or lost with its worker) and is running again.
   env.JOB_DELIVERY = String(execution.delivery ?? 1);
   env.JOB_SCHEDULED_FOR = execution.scheduledFor.toISOString();
+  // The job's time zone, so `date` and the command's own clock agree with its schedule (the worker's is irrelevant).
+  if (execution.timezone) env.TZ = execution.timezone;
   env.JOB_PAYLOAD = JSON.stringify(execution.payload ?? null);
   // The attempt's own trace context, never one the worker process happened to inherit.
   delete env.TRACEPARENT;
@@ -107,14 +111,16 @@ export function runShell(
       killTimer.unref();
     };
     signal.addEventListener('abort', kill, { once: true });
-    child.stdout!.on('data', (chunk: Buffer) => output.write(chunk));
-    child.stderr!.on('data', (chunk: Buffer) => output.write(chunk));
+    // One text, each stderr line marked (see stream-lines.ts): kept interleaved, and every line attributable.
+    const lines = new StreamLines((chunk) => output.write(chunk));
+    child.stdout!.on('data', (chunk: Buffer) => lines.write('stdout', chunk));
+    child.stderr!.on('data', (chunk: Buffer) => lines.write('stderr', chunk));
     child.on('error', (error) => {
       signal.removeEventListener('abort', kill);
       resolve({
         ok: false,
         exitCode: null,
-        output: output.toString(),
+        output: (lines.end(), output.toString()),
         error: `could not start command: ${error.message}`,
       });
     });
@@ -133,6 +139,7 @@ export function runShell(
       if (killTimer) clearTimeout(killTimer);
       if (drainTimer) clearTimeout(drainTimer);
       child.stdin?.destroy();
+      lines.end();
       const text = output.toString();
       if (signal.aborted) {
         resolve({ ok: false, exitCode: code, output: text, error: `killed (${String(signal.reason)})` });

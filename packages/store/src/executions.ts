@@ -37,7 +37,7 @@ const STARTED_COLUMNS = (
 ) => `e.id, e.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
   e.priority, e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.http, j.lambda, j.timeout_ms,
   j.max_retries, j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap, e.flow_key,
-  j.version AS job_version, e.delivery${read.traceparent ? ', e.traceparent' : ''}`;
+  j.version AS job_version, j.timezone, e.delivery${read.traceparent ? ', e.traceparent' : ''}`;
 
 /** A row of STARTED_COLUMNS: the execution joined with its job's definition. */
 export interface StartedRow extends BackoffRow {
@@ -60,6 +60,7 @@ export interface StartedRow extends BackoffRow {
   overlap: StartedExecution['overlap'];
   flow_key: string | null;
   job_version: number;
+  timezone: string;
   delivery: number;
   traceparent?: string | null;
 }
@@ -86,6 +87,7 @@ export function toStarted(r: StartedRow): StartedExecution {
     overlap: r.overlap,
     flowKey: r.flow_key,
     jobVersion: r.job_version,
+    timezone: r.timezone,
     delivery: r.delivery,
     traceparent: r.traceparent ?? null,
   };
@@ -169,6 +171,7 @@ export async function executionsLoad(
       overlap: job.overlap,
       flowKey: r.flow_key,
       jobVersion: job.version,
+      timezone: job.timezone,
       delivery: r.delivery,
       traceparent: r.traceparent ?? null,
     });

@@ -16,6 +16,7 @@ export interface JobDefinition {
   http: HttpTarget | null;
   lambda: LambdaTarget | null;
   timeoutMs: number;
+  timezone: string;
   maxRetries: number;
   backoff: Backoff;
   overlap: OverlapPolicy;
@@ -45,7 +46,7 @@ export function jobDefinitions(options: { ttlMs: number; max?: number }): JobDef
       // The row may be newer than the version asked for (edited since): its own version is what the attempt records.
       const { rows } = await pool.query(
         `SELECT id, payload, command, handler, http, lambda, timeout_ms, max_retries, backoff_base_ms, backoff_factor, backoff_max_ms,
-                backoff_jitter, overlap, version
+                backoff_jitter, overlap, version, timezone
          FROM jobs WHERE id = ANY($1::bigint[])`,
         [[...missing]],
       );
@@ -58,6 +59,7 @@ export function jobDefinitions(options: { ttlMs: number; max?: number }): JobDef
           http: r.http ?? null,
           lambda: r.lambda ?? null,
           timeoutMs: r.timeout_ms,
+          timezone: r.timezone,
           maxRetries: r.max_retries,
           backoff: toBackoff(r),
           overlap: r.overlap,

@@ -36,7 +36,10 @@ export const Execution = z
     lease_expires_at: NullableInstant,
     duration_ms: z.number().int().nullable(),
     exit_code: z.number().int().nullable(),
-    output: z.string().nullable().openapi({ description: 'Captured stdout and stderr (capped).' }),
+    output: z.string().nullable().openapi({
+      description:
+        "Captured output (capped). A command's stdout and stderr interleaved by line, each stderr line starting with `[stderr] ` (a stdout line that starts with `[stderr] ` or `[stdout] ` gets `[stdout] ` before it).",
+    }),
     error: z.string().nullable(),
     replayed_by: z
       .string()
