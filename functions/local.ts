@@ -60,6 +60,7 @@ async function main() {
 
   const server = serve({ fetch: app.fetch, port: config.httpPort, hostname: HOST }, (info: AddressInfo) => {
     const url = `http://${HOST}:${info.port}`;
+    embedded?.announce(url);
     logger.info({ event: 'api.listening', url, port: info.port }, `listening on ${url}`);
   });
   server.on('error', (error: Error) => {

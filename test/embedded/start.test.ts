@@ -132,6 +132,42 @@ describe('npm start with nothing configured', () => {
     expect(serverRunning(dataDir)).toBe(false);
   });
 
+  it('refuses a second start in the same folder, naming the running one, which goes on serving', async () => {
+    const cwd = workdir();
+    const dataDir = join(cwd, '.data/postgres');
+    const first = start(cwd);
+    const base = await listening(first);
+    const job = await api(base, '/jobs', { name: 'first', handler: 'noop' });
+    expect(job.status).toBe(201);
+    const port = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[3]);
+
+    const second = start(cwd);
+    expect(await second.exited).toBe(1);
+    const text = second.output().trim();
+    expect(text).toMatch(/^npm start is already running in this folder/);
+    expect(text).toContain(`pid ${first.child.pid}`);
+    expect(text).toContain(`PostgreSQL on 127.0.0.1:${port}`);
+    expect(text).toContain(`API at ${base}`);
+    expect(text).not.toMatch(/\n\s+at /);
+
+    // The first one's server was left alone: it still answers, and runs work.
+    expect(serverRunning(dataDir)).toBe(true);
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    await runOnce(base, job.body.id);
+
+    // Without its owner file (a server started before there was one), a live parent still marks it as taken.
+    rmSync(join(cwd, '.data/postgres.owner'));
+    const third = start(cwd);
+    expect(await third.exited).toBe(1);
+    expect(third.output()).toContain(`npm start is already running in this folder (pid ${first.child.pid}`);
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    expect(existsSync(join(cwd, '.data/postgres.owner'))).toBe(false);
+    expect(serverRunning(dataDir)).toBe(false);
+  });
+
   it('fails to start with one clear message when the embedded server cannot start', async () => {
     const cwd = workdir();
     mkdirSync(join(cwd, '.data/postgres'), { recursive: true });
