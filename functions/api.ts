@@ -6,9 +6,8 @@
  * Every response waits (at most EVENTS_FLUSH_MS) until the transitions its request emitted (trigger, cancel,
  * replay) were handed to EventBridge: once it returns, the container may be frozen and never thawed again.
  */
-import { applyJobSpecs, commandDeps, createApp, type ApiDeps, type SpecResult } from '@jobs/api';
+import { API_PREFIX, applyJobSpecs, commandDeps, createApp, type ApiDeps, type SpecResult } from '@jobs/api';
 import { createAddressPolicy } from '@jobs/core';
-import { dashboardRoutes } from '@jobs/dashboard';
 import { liveOutputReader, queueKeys } from '@jobs/queue';
 import { postgresLiveOutputReader } from '@jobs/queue-postgres';
 import { Hono } from 'hono';
@@ -47,13 +46,28 @@ export function apiDeps(ctx: Context): ApiDeps {
   };
 }
 
-const apps = new WeakMap<LambdaResources, ReturnType<typeof createApp>>();
+type App = ReturnType<typeof createApp>;
 
-async function build() {
+/**
+ * Per container: the REST API alone, and the app with the dashboard, built when a request first needs it. The
+ * dashboard (its pages and their components) is imported only then, from a chunk of its own, so a container that
+ * serves only /api/v1 never loads it. Once built, the full app serves every path.
+ */
+const apps = new WeakMap<LambdaResources, { api?: App; full?: Promise<App> }>();
+
+const isApiPath = (path: string) => path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
+
+async function build(path: string = API_PREFIX) {
   const ctx = await lambdaResources();
-  let app = apps.get(ctx);
-  if (!app) apps.set(ctx, (app = createApp(apiDeps(ctx), [dashboardRoutes])));
-  return { ctx, app };
+  let built = apps.get(ctx);
+  if (!built) apps.set(ctx, (built = {}));
+  if (built.full || !isApiPath(path)) {
+    built.full ??= import('@jobs/dashboard').then(({ dashboardRoutes }) => createApp(apiDeps(ctx), [dashboardRoutes]));
+    built.full.catch(() => (built.full = undefined));
+    return { ctx, app: await built.full };
+  }
+  built.api ??= createApp(apiDeps(ctx));
+  return { ctx, app: built.api };
 }
 
 /** Closes the pool and Redis client of the built app, if any (tests; a Lambda container just freezes). */
@@ -64,7 +78,7 @@ export async function closeApi(): Promise<void> {
 /** Forwards every request to the lazily built app, keeping the Lambda event and context in `env`. */
 const app = new Hono();
 app.all('*', async (c) => {
-  const { ctx, app: api } = await build();
+  const { ctx, app: api } = await build(c.req.path);
   const response = await api.fetch(c.req.raw, c.env);
   if (ctx.events && !(await ctx.events.flush(EVENTS_FLUSH_MS))) {
     ctx.logger.warn({

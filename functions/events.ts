@@ -4,7 +4,7 @@
  * enqueues and returns; a full buffer drops the oldest events with a warning (the structured log still has every
  * transition). Event shapes are documented in README "Events"; the wire shape of a transition is transitionRecord().
  */
-import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import type { EventBridgeClient, PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import type { ExecutionStatus, Logger, Transition, TransitionSink } from '@jobs/core';
 import { transitionRecord } from './logger';
 
@@ -63,8 +63,12 @@ export interface EventPublisher extends TransitionSink {
   close(timeoutMs?: number): Promise<void>;
 }
 
+/** The SDK, loaded on the first send: a request or tick that publishes nothing never loads it. */
+const sdk = () => import('./eventbridge-sdk');
+
 /** A client whose calls fail fast: 2 s to connect, 5 s per request, one SDK retry (the publisher retries too). */
-export function defaultEventBridgeClient(): EventBridgeClient {
+export async function defaultEventBridgeClient(): Promise<EventBridgeClient> {
+  const { EventBridgeClient } = await sdk();
   return new EventBridgeClient({
     maxAttempts: 2,
     requestHandler: { connectionTimeout: 2000, requestTimeout: 5000, throwOnRequestTimeout: true },
@@ -78,7 +82,8 @@ export function defaultEventBridgeClient(): EventBridgeClient {
  *   await events.flush(2000);               // before a Lambda invocation returns
  */
 export function createEventPublisher(options: PublisherOptions): EventPublisher {
-  const client = options.client ?? defaultEventBridgeClient();
+  // Made on the first send (and the SDK loaded then), not when the process starts.
+  let client: Promise<EventBridgeClient> | null = options.client ? Promise.resolve(options.client) : null;
   const ownsClient = !options.client;
   const maxBuffered = options.maxBuffered ?? 10_000;
   const maxAttempts = options.maxAttempts ?? 5;
@@ -122,7 +127,12 @@ export function createEventPublisher(options: PublisherOptions): EventPublisher 
   /** Sends one batch; returns the entries to try again. */
   async function send(batch: Pending[]): Promise<Pending[]> {
     try {
-      const result = await client.send(new PutEventsCommand({ Entries: batch.map((b) => b.entry) }));
+      client ??= defaultEventBridgeClient().catch((error: unknown) => {
+        client = null;
+        throw error;
+      });
+      const [{ PutEventsCommand }, eventBridge] = await Promise.all([sdk(), client]);
+      const result = await eventBridge.send(new PutEventsCommand({ Entries: batch.map((b) => b.entry) }));
       // Entries answer in request order; an entry with an ErrorCode failed on its own.
       const failed = batch.filter(
         (_, i) => result.Entries?.[i]?.ErrorCode || (!result.Entries && result.FailedEntryCount),
@@ -224,7 +234,7 @@ export function createEventPublisher(options: PublisherOptions): EventPublisher 
         // An in-flight call ends within the client's request timeout; the loop then drops the rest.
         await sending;
       }
-      if (ownsClient) client.destroy();
+      if (ownsClient && client) (await client.catch(() => null))?.destroy();
     },
   };
 }

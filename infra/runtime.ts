@@ -72,5 +72,9 @@ export const lambdaDefaults = {
   runtime: 'nodejs22.x',
   // About 20% cheaper than x86 and the dependencies are pure JavaScript.
   architecture: 'arm64',
+  // Code splitting: what a handler imports dynamically (the EventBridge SDK until the first publish, the dashboard
+  // until a dashboard page, tracing until it is configured) goes into chunks beside the entry, so Lambda's init
+  // reads and compiles only the entry. test/lambda/bundle.ts builds the same way.
+  nodejs: { splitting: true },
   vpc,
 } satisfies Partial<sst.aws.FunctionArgs>;

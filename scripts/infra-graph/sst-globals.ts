@@ -10,6 +10,7 @@
 import { startFakeAws, type FakeAws } from './fake-aws';
 
 /** Component args are whatever the infra code passed; tests read them field by field. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the infra's args are of every SST component's type
 export type Args = Record<string, any>;
 
 /** One constructed component, or one call of a method that creates resources (route, subscribe). */

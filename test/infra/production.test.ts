@@ -72,6 +72,10 @@ describe.each(scenarios)('$title', (scenario) => {
     }
   });
 
+  it('bundles every function with code splitting, so dynamically imported modules stay out of the init', () => {
+    for (const name of FUNCTIONS) expect(resolve(fn(name).args.nodejs), name).toMatchObject({ splitting: true });
+  });
+
   it('sizes the worker Lambda to its work: 512 MB, not the component default of 1024 MB', () => {
     expect(fn('Worker').args.memory).toBe('512 MB');
   });

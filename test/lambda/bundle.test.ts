@@ -52,6 +52,17 @@ describe('bundles', () => {
     expect(bundle.bytes).toBeGreaterThan(10_000);
   });
 
+  it.each(['api', 'tick', 'worker'])(
+    '%s loads neither the EventBridge SDK nor the dashboard nor tracing at init (they are lazy chunks)',
+    (name) => {
+      const init = bundles.get(name)!.initInputs;
+      expect(
+        init.filter((i) => /@aws-sdk\/client-eventbridge|packages\/dashboard\/|@opentelemetry\/sdk-trace/.test(i)),
+      ).toEqual([]);
+      expect(init.some((i) => i.startsWith('functions/'))).toBe(true);
+    },
+  );
+
   it.each(['api', 'tick', 'worker', 'migrate'])(
     '%s imports in a fresh node process and exports handler',
     async (name) => {

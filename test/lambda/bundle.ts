@@ -5,7 +5,7 @@
  */
 import { build, type Metafile } from 'esbuild';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, statSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ROOT } from '../support/processes';
@@ -33,7 +33,12 @@ export interface BuildOptions {
 export interface BuiltBundle {
   name: string;
   file: string;
+  /** What Lambda's init loads: the entry file and the chunks it imports statically. */
   bytes: number;
+  /** The chunks only dynamic imports reach (esbuild's code splitting), loaded when something imports them. */
+  chunkBytes: number;
+  /** The source files whose code init loads. */
+  initInputs: string[];
   gzipBytes: number;
   /** Bytes of the output that came from `@aws-sdk/*` and `@smithy/*`. */
   awsSdkBytes: number;
@@ -44,8 +49,14 @@ export interface BuiltBundle {
 export async function bundleEntry(entry: { name: string; entry: string }, options: BuildOptions): Promise<BuiltBundle> {
   const file = join(options.outdir, `${entry.name}.mjs`);
   const result = await build({
-    entryPoints: [join(ROOT, entry.entry)],
-    outfile: file,
+    entryPoints: { [entry.name]: join(ROOT, entry.entry) },
+    outdir: options.outdir,
+    outExtension: { '.js': '.mjs' },
+    // As the functions deploy (infra/runtime.ts `nodejs.splitting`): what is imported dynamically (the EventBridge
+    // SDK, the dashboard, tracing) goes into chunks of its own, loaded only when used. The container image bundles
+    // one file (infra/worker.Dockerfile).
+    splitting: entry.name !== 'worker-process',
+    chunkNames: 'chunks/[name]-[hash]',
     bundle: true,
     platform: 'node',
     target: 'node22',
@@ -64,14 +75,34 @@ export async function bundleEntry(entry: { name: string; entry: string }, option
   const beside = join(options.outdir, 'jobs-supervise');
   // Once per directory: copying over a binary another test is running fails (ETXTBSY).
   if (existsSync(supervisor) && !existsSync(beside)) copyFileSync(supervisor, beside);
+  const { loaded, lazy } = initOutputs(result.metafile, entry.name);
+  const size = (outputs: string[]) => outputs.reduce((n, o) => n + result.metafile.outputs[o]!.bytes, 0);
   return {
     name: entry.name,
     file,
-    bytes: statSync(file).size,
-    gzipBytes: gzipSync(readFileSync(file)).length,
+    bytes: size(loaded),
+    chunkBytes: size(lazy),
+    initInputs: [...new Set(loaded.flatMap((o) => Object.keys(result.metafile.outputs[o]!.inputs)))],
+    // What init loads, compressed.
+    gzipBytes: loaded.reduce((n, o) => n + gzipSync(readFileSync(join(ROOT, o))).length, 0),
     awsSdkBytes: sdkBytes(result.metafile),
     warnings: result.warnings.map((w) => `${w.location?.file ?? ''}:${w.location?.line ?? ''} ${w.text}`),
   };
+}
+
+/** The outputs the entry loads at import (itself and its static imports, transitively), and the rest. */
+function initOutputs(metafile: Metafile, name: string): { loaded: string[]; lazy: string[] } {
+  const outputs = Object.keys(metafile.outputs).filter((o) => o.endsWith('.mjs'));
+  const entry = outputs.find((o) => o.endsWith(`/${name}.mjs`) && !o.includes('/chunks/'))!;
+  const loaded = new Set<string>();
+  const visit = (o: string) => {
+    if (loaded.has(o)) return;
+    loaded.add(o);
+    for (const i of metafile.outputs[o]!.imports)
+      if (i.kind === 'import-statement' && outputs.includes(i.path)) visit(i.path);
+  };
+  visit(entry);
+  return { loaded: [...loaded], lazy: outputs.filter((o) => !loaded.has(o)) };
 }
 
 function sdkBytes(metafile: Metafile): number {
