@@ -216,10 +216,26 @@ describe('creating targets', () => {
         message: expect.stringMatching(/HTTP_TARGET_ALLOW/),
       });
     }
-    // A name is judged on what it resolves to, at each attempt, not at create.
+    // localhost is loopback by definition: refused at create, like 127.0.0.1, not left to fail at run time.
+    for (const host of ['localhost', 'LOCALHOST.', 'hooks.localhost:8080']) {
+      const res = await h.call('POST', '/api/v1/jobs', { body: { name: 'l', http: { url: `http://${host}/hook` } } });
+      expect(res.status, host).toBe(400);
+      expect(res.body.error.details[0].message, host).toMatch(/is a loopback name: .*HTTP_TARGET_ALLOW/);
+    }
+    // Any other name is judged on what it resolves to, at each attempt, not at create.
     expect(
-      (await h.call('POST', '/api/v1/jobs', { body: { name: 'n', http: { url: 'http://localhost/hook' } } })).status,
+      (await h.call('POST', '/api/v1/jobs', { body: { name: 'n', http: { url: 'http://example.invalid/hook' } } }))
+        .status,
     ).toBe(201);
+  });
+
+  it('accepts localhost when HTTP_TARGET_ALLOW lets loopback in (by range or by name)', async () => {
+    for (const allow of [{ cidrs: ['127.0.0.0/8'] }, { cidrs: ['::1/128'] }, { hosts: ['localhost'] }]) {
+      await h.cleanup();
+      h = await apiHarness({ targetPolicy: createAddressPolicy(allow) });
+      const body = { name: 'local', http: { url: 'http://localhost:3000/hook' } };
+      expect((await h.call('POST', '/api/v1/jobs', { body })).status, JSON.stringify(allow)).toBe(201);
+    }
   });
 
   it('accepts a denied literal address that HTTP_TARGET_ALLOW lists', async () => {

@@ -42,7 +42,7 @@ describe('address policy', () => {
     expect(deny.refuseLiteralHost(new URL('http://[::127.0.0.1]/'))).toMatch(/IPv4-compatible .* 127\.0\.0\.1/);
     expect(deny.refuseLiteralHost(new URL('http://[::a9fe:a9fe]/'))).toMatch(/IPv4-compatible .* 169\.254\.169\.254/);
     expect(deny.refuseLiteralHost(new URL('http://[0:0:0:0:0:0:a9fe:a9fe]/'))).toMatch(/IPv4-compatible/);
-    expect(deny.refuseLiteralHost(new URL('http://localhost/'))).toBeNull();
+    expect(deny.refuseLiteralHost(new URL('http://localhost/'))).toMatch(/^localhost is a loopback name: 127.0.0.1/);
     expect(deny.refuseLiteralHost(new URL('https://api.example.com/'))).toBeNull();
   });
 

@@ -96,6 +96,9 @@ function toCidr(entry: string): Cidr | null {
   }
 }
 
+/** Names that always mean this machine (RFC 6761), whatever a resolver says. */
+const LOCALHOST = /^(?:.+\.)?localhost\.?$/i;
+
 export function createAddressPolicy(
   allow: { cidrs?: readonly string[]; hosts?: readonly string[] } = {},
 ): AddressPolicy {
@@ -129,7 +132,14 @@ export function createAddressPolicy(
     },
     refuseLiteralHost(url) {
       const host = url.hostname.replace(/^\[|\]$/g, '');
-      if (policy.allowsHost(host) || !ipaddr.isValid(host)) return null;
+      if (policy.allowsHost(host)) return null;
+      // `localhost` and `*.localhost` are loopback by definition (RFC 6761): judged as 127.0.0.1 and ::1, at create
+      // as at run time, the rule `http://127.0.0.1` already has.
+      if (LOCALHOST.test(host)) {
+        const refused = policy.refuseAddress('127.0.0.1');
+        return refused && policy.refuseAddress('::1') ? `${host} is a loopback name: ${refused}` : null;
+      }
+      if (!ipaddr.isValid(host)) return null;
       return policy.refuseAddress(host);
     },
   };
