@@ -17,7 +17,7 @@ import {
 } from '@jobs/core';
 import type { QueueKeys } from './keys';
 import { LUA_SCRIPTS } from './lua.generated';
-import type { RedisClient } from './queue';
+import type { RedisClient } from './client';
 
 type WriteScript = (stream: string, index: string, sizes: string, ...args: (string | number)[]) => Promise<number>;
 

@@ -5,7 +5,7 @@
  */
 import type { FlowJobState, FlowSnapshot } from '@jobs/core';
 import type { QueueKeys } from './keys';
-import type { RedisClient, ScriptClient } from './queue';
+import type { RedisClient, ScriptClient } from './client';
 
 const nullable = (n: number | null | undefined) => (n === null || n === undefined ? '' : String(n));
 

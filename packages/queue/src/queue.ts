@@ -5,29 +5,13 @@
 import type { Claim, ClaimState, Lane, MovedExecution, QueueAdapter, QueueItem } from '@jobs/core';
 import { LANES } from '@jobs/core';
 import { randomBytes } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import type { RedisClient, ScriptClient, ScriptPipeline } from './client';
 import { queueKeys, type QueueKeys } from './keys';
 import { LUA_SCRIPTS } from './lua.generated';
 import { flowOperations } from './queue-flow';
 
-export type RedisClient = Redis | Cluster;
-
-type Script<T> = (...args: (string | number)[]) => Promise<T>;
-export interface ScriptClient {
-  push: Script<number>;
-  claim: Script<string[]>;
-  heartbeat: Script<string[]>;
-  settle: Script<number>;
-  reap: Script<string[]>;
-  withdraw: Script<number>;
-  rebuild: Script<number>;
-  inspect: Script<unknown[]>;
-}
-
-/** The scripts on a pipeline: each call only queues the command; exec() sends them and gives every reply. */
-type ScriptPipeline = { [K in keyof ScriptClient]: (...args: (string | number)[]) => unknown } & {
-  exec(): Promise<[Error | null, unknown][] | null>;
-};
+export type { RedisClient } from './client';
 
 /** Registers the Lua scripts (file `<name>-<numKeys>.lua`) as commands; EVALSHA with EVAL fallback is ioredis's. */
 function defineScripts(redis: RedisClient): void {

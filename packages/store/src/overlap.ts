@@ -10,7 +10,7 @@
  */
 import type { Claim, Lane, OverlapPolicy, StartResult, Trigger } from '@jobs/core';
 import type pg from 'pg';
-import { START_SQL, toStarted, type StartedRow, type TraceRead } from './executions';
+import { START_SQL, toStarted, type StartedRow, type TraceRead } from './started';
 import { countInMinutes } from './minutes';
 import { transaction } from './transaction';
 

@@ -1,6 +1,4 @@
 /** @module cron/search — compiled lookup tables, civil-date math, and the bounded next/prev search from wall times to instants. */
-import type { Zone } from './zone';
-
 export const DAY = 86_400;
 /** Upper bound of every next/prev search, and of the "must fire at least once" check. */
 const SEARCH_HORIZON = 3_653 * DAY; // 10 years
@@ -9,11 +7,30 @@ const MAX_YEAR = 9999;
 /** Longest length of each month (February counted as 29). */
 export const MAX_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
+/** One stretch of a zone with a single UTC offset. */
+export interface Segment {
+  /** first instant (epoch seconds) */
+  readonly start: number;
+  /** first instant after the segment */
+  readonly end: number;
+  /** UTC offset in seconds (wall = instant + off) */
+  readonly off: number;
+  /** instant of the latest offset transition at or before start (start itself if none recent) */
+  readonly transAt: number;
+  /** offset before that transition (equal to off if none) */
+  readonly transFrom: number;
+}
+
+/** What the search needs of a time zone (zone.ts's Zone): the offset segment an instant falls in. */
+export interface ZoneSegments {
+  segment(t: number): Segment;
+}
+
 export interface Compiled {
   readonly hasSeconds: boolean;
   /** true: fixed wall-clock hours (gap -> shift forward, overlap -> first only); false: elapsed time. */
   readonly fixedHour: boolean;
-  readonly zone: Zone;
+  readonly zone: ZoneSegments;
   /** Lookup tables, see buildTables. */
   readonly t: Int8Array;
   readonly firstS: number;

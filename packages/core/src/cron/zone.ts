@@ -1,22 +1,9 @@
 /** @module cron/zone — IANA zone names (validation) and per-zone, per-year UTC-offset segments found with Intl. */
-import { civil, cY, DAY, daysFromCivil } from './search';
+import { civil, cY, DAY, daysFromCivil, type Segment } from './search';
 
 const TZ_CACHE_MAX = 2_000;
 /** Longer than any IANA name (the longest is 32 characters). */
 export const MAX_TZ_LENGTH = 64;
-
-interface Segment {
-  /** first instant (epoch seconds) */
-  readonly start: number;
-  /** first instant after the segment */
-  readonly end: number;
-  /** UTC offset in seconds (wall = instant + off) */
-  readonly off: number;
-  /** instant of the latest offset transition at or before start (start itself if none recent) */
-  readonly transAt: number;
-  /** offset before that transition (equal to off if none) */
-  readonly transFrom: number;
-}
 
 const WALL_RE = /(\d+)\/(\d+)\/(\d+),? (\d+):(\d+):(\d+)/;
 const FIXED_ZONE_RE = /^(?:Etc\/)?(?:UTC|UCT|GMT|Universal|Zulu|Greenwich|GMT[+-]\d{1,2}|GMT[+-]0)$/;
