@@ -97,3 +97,15 @@ describe('a redelivered attempt', () => {
     expect((await h.call('GET', `/executions/${execution.id}`)).body).not.toContain('Deliveries');
   });
 });
+
+describe("an execution's timeline", () => {
+  it('lists its steps in time order: a fire time queued ahead shows Queued above Due', async () => {
+    const job = await h.createJob({ cron_expr: '0 0 1 1 *', command: 'true' });
+    await e.tick(400 * 86_400_000);
+    const { rows } = await h.env.pool.query('SELECT id FROM executions WHERE job_id = $1', [job.id]);
+    const page = (await h.call('GET', `/executions/${rows[0].id}`)).body as string;
+    const timeline = page.slice(page.indexOf('aria-label="Timeline"'));
+    expect(timeline.indexOf('<strong>Queued</strong>')).toBeGreaterThan(0);
+    expect(timeline.indexOf('<strong>Queued</strong>')).toBeLessThan(timeline.indexOf('<strong>Due</strong>'));
+  });
+});

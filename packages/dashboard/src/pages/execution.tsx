@@ -23,16 +23,23 @@ const Step: FC<{ title: string; at: Date | null; now: Date; children?: unknown }
 
 const Timeline: FC<{ e: Execution; now: Date }> = ({ e, now }) => {
   const final = !isLive(e);
+  const due = (
+    <Step title="Due" at={e.scheduledFor} now={now}>
+      {`${e.trigger} run, attempt ${e.attempt}`}
+    </Step>
+  );
+  const queued = (
+    <Step title="Queued" at={e.queuedAt} now={now}>
+      {e.startedAt
+        ? `waited ${formatDuration(Math.max(0, e.startedAt.getTime() - Math.max(e.queuedAt.getTime(), e.scheduledFor.getTime())))}`
+        : undefined}
+    </Step>
+  );
+  // In time order: a fire time queued ahead by the tick was queued before it was due.
   return (
     <ol class="timeline" aria-label="Timeline">
-      <Step title="Due" at={e.scheduledFor} now={now}>
-        {`${e.trigger} run, attempt ${e.attempt}`}
-      </Step>
-      <Step title="Queued" at={e.queuedAt} now={now}>
-        {e.startedAt
-          ? `waited ${formatDuration(Math.max(0, e.startedAt.getTime() - Math.max(e.queuedAt.getTime(), e.scheduledFor.getTime())))}`
-          : undefined}
-      </Step>
+      {e.queuedAt < e.scheduledFor ? queued : due}
+      {e.queuedAt < e.scheduledFor ? due : queued}
       <Step title="Started" at={e.startedAt} now={now}>
         {e.workerId ? `on ${e.workerId}` : undefined}
       </Step>
