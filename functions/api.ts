@@ -6,7 +6,16 @@
  * Every response waits (at most EVENTS_FLUSH_MS) until the transitions its request emitted (trigger, cancel,
  * replay) were handed to EventBridge: once it returns, the container may be frozen and never thawed again.
  */
-import { API_PREFIX, applyJobSpecs, commandDeps, createApp, type ApiDeps, type SpecResult } from '@jobs/api';
+import {
+  API_PREFIX,
+  OUTPUT_PAGE_BYTES,
+  applyJobSpecs,
+  commandDeps,
+  createApp,
+  type ApiDeps,
+  type OutputFollowOptions,
+  type SpecResult,
+} from '@jobs/api';
 import { createAddressPolicy } from '@jobs/core';
 import { liveOutputReader, queueKeys } from '@jobs/queue';
 import { postgresLiveOutputReader } from '@jobs/queue-postgres';
@@ -18,6 +27,14 @@ import { flushTraces, lambdaResources, resetForTests, type LambdaResources } fro
 
 /** Longest a response waits for EventBridge to take its events; what is left stays buffered for the next one. */
 export const EVENTS_FLUSH_MS = 2_000;
+
+/**
+ * Follow streams on Lambda. API Gateway (HTTP API) buffers a Lambda's whole response, and a follow held open would
+ * keep one of the API's few reserved slots for the function's whole timeout: each response sends what there is now
+ * (at most OUTPUT_PAGE_BYTES of events) and ends with a `retry:` hint; EventSource reconnects with Last-Event-ID and
+ * gets what followed, so an open dashboard tab costs a short request every two seconds instead of a slot.
+ */
+export const LAMBDA_OUTPUT_FOLLOW: OutputFollowOptions = { windowMs: 0, retryMs: 2000, maxBytes: OUTPUT_PAGE_BYTES };
 
 /** The API's dependencies from a process context; shared with the local stack (functions/local.ts). */
 export function apiDeps(ctx: Context): ApiDeps {
@@ -48,6 +65,9 @@ export function apiDeps(ctx: Context): ApiDeps {
 
 type App = ReturnType<typeof createApp>;
 
+/** The API's dependencies on Lambda: follow streams end at once (LAMBDA_OUTPUT_FOLLOW). */
+const lambdaDeps = (ctx: Context): ApiDeps => ({ ...apiDeps(ctx), outputFollow: LAMBDA_OUTPUT_FOLLOW });
+
 /**
  * Per container: the REST API alone, and the app with the dashboard, built when a request first needs it. The
  * dashboard (its pages and their components) is imported only then, from a chunk of its own, so a container that
@@ -62,11 +82,13 @@ async function build(path: string = API_PREFIX) {
   let built = apps.get(ctx);
   if (!built) apps.set(ctx, (built = {}));
   if (built.full || !isApiPath(path)) {
-    built.full ??= import('@jobs/dashboard').then(({ dashboardRoutes }) => createApp(apiDeps(ctx), [dashboardRoutes]));
+    built.full ??= import('@jobs/dashboard').then(({ dashboardRoutes }) =>
+      createApp(lambdaDeps(ctx), [dashboardRoutes]),
+    );
     built.full.catch(() => (built.full = undefined));
     return { ctx, app: await built.full };
   }
-  built.api ??= createApp(apiDeps(ctx));
+  built.api ??= createApp(lambdaDeps(ctx));
   return { ctx, app: built.api };
 }
 

@@ -1,5 +1,5 @@
 /** The REST API: the Hono Lambda behind an HTTP API (API Gateway v2) `$default` route. */
-import { API_RESERVED_CONCURRENCY } from './budget';
+import { API_RESERVED_CONCURRENCY, API_THROTTLE_BURST, API_THROTTLE_RATE_PER_SECOND } from './budget';
 import { apiKeys } from './data';
 import { publishToBus } from './events';
 import { afterMigration } from './migrate';
@@ -12,7 +12,17 @@ import {
   storeLinks,
 } from './runtime';
 
-export const api = new sst.aws.ApiGatewayV2('Api');
+export const api = new sst.aws.ApiGatewayV2('Api', {
+  transform: {
+    // Overload is a 429 from API Gateway, not a 500 for a throttled Lambda (infra/budget.ts has the figures).
+    stage: (args) => {
+      args.defaultRouteSettings = {
+        throttlingBurstLimit: API_THROTTLE_BURST,
+        throttlingRateLimit: API_THROTTLE_RATE_PER_SECOND,
+      };
+    },
+  },
+});
 
 export const apiFunction = new sst.aws.Function('ApiHandler', {
   ...lambdaDefaults,

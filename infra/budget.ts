@@ -25,6 +25,13 @@ export const RESERVED_CONNECTIONS = 3 + 5;
 
 /** Concurrent API requests (each Lambda container holds one connection); more are throttled by Lambda. */
 export const API_RESERVED_CONCURRENCY = 10;
+/**
+ * The API stage's throttle (API Gateway answers 429 beyond it, before Lambda is asked): a burst no larger than the
+ * API's reserved concurrency, so requests arriving at once never meet a throttled Lambda (which API Gateway reports
+ * as a 500), and a steady rate those slots serve at up to half a second a request.
+ */
+export const API_THROTTLE_BURST = API_RESERVED_CONCURRENCY;
+export const API_THROTTLE_RATE_PER_SECOND = 2 * API_RESERVED_CONCURRENCY;
 /** Worker Lambdas running at once (one connection each); the tick's wake-ups beyond it wait or expire. */
 export const WORKER_RESERVED_CONCURRENCY = 20;
 /** One tick at a time: it never waits behind the 900-second workers for account concurrency. */

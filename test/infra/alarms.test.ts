@@ -249,6 +249,19 @@ describe('sst deploy --stage production', () => {
     });
   });
 
+  it('throttles the API stage so that overload is a 429, within what the reserved API Lambdas can take', () => {
+    const stage = graph.one('aws.apigatewayv2.Stage', 'ApiStage').args;
+    const api = graph.one('sst.aws.ApiGatewayV2', 'Api').instance as { nodes: { api: { id: unknown } } };
+    expect(resolve(stage.apiId)).toBe(resolve(api.nodes.api.id));
+    const reserved = graph.one('sst.aws.Function', 'ApiHandler').args.concurrency.reserved as number;
+    const { throttlingBurstLimit, throttlingRateLimit } = stage.defaultRouteSettings ?? {};
+    // A burst never exceeds the slots (a throttled Lambda is a 500), and the steady rate is bounded.
+    expect(throttlingBurstLimit).toBeGreaterThan(0);
+    expect(throttlingBurstLimit).toBeLessThanOrEqual(reserved);
+    expect(throttlingRateLimit).toBeGreaterThan(0);
+    expect(throttlingRateLimit).toBeLessThanOrEqual(4 * reserved);
+  });
+
   it('serves /metrics through the same $default route as the API, behind its keys', () => {
     const routes = graph.all('sst.aws.ApiGatewayV2.route').map((r) => r.name);
     expect(routes).toEqual(['$default']);

@@ -23,6 +23,12 @@ export interface ApiDeps {
   logger: Logger;
   /** Running attempts' output so far (the workers' live buffer); absent: a running attempt's output reads empty. */
   liveOutput?: LiveOutputReader | null;
+  /**
+   * How a follow stream (GET /executions/{id}/output?follow=true) ends: by default it runs until the attempt ends
+   * (at most ten minutes). Behind a buffering gateway (Lambda) give it a window: it sends what there is, ends with an
+   * SSE `retry:` hint, and the client reconnects with Last-Event-ID to get what follows.
+   */
+  outputFollow?: OutputFollowOptions;
   /** Which addresses HTTP targets may reach (HTTP_TARGET_ALLOW); a denied literal address is a 400 at create. */
   targetPolicy?: AddressPolicy;
   /**
@@ -59,4 +65,14 @@ export interface ApiDeps {
  */
 export interface ApiEnv {
   Variables: { requestId: string; principal: Principal; commands: CommandDeps; span?: TraceSpan };
+}
+
+/** See ApiDeps.outputFollow. */
+export interface OutputFollowOptions {
+  /** How long one response keeps looking for new output before it ends with a `retry:` hint (0: one look). */
+  windowMs: number;
+  /** The `retry:` hint: how long the client waits before it reconnects. */
+  retryMs: number;
+  /** Most bytes of events one response carries; more waits for the reconnect, which is then asked at once. */
+  maxBytes: number;
 }

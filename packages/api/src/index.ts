@@ -1,11 +1,11 @@
 /** @module @jobs/api — the REST API: createApp(deps) returns a Hono app (served by Node locally, by Lambda on AWS). */
 export { createApp, commandDeps, API_PREFIX, API_VERSION, type App, type AppMount } from './app';
 export { applyJobSpecs, type SpecResult } from './apply-specs';
-export type { ApiDeps, ApiEnv } from './deps';
+export type { ApiDeps, ApiEnv, OutputFollowOptions } from './deps';
 export { ApiError, toApiError, zodDetails, type ErrorBody, type ErrorDetail } from './errors';
 // What the dashboard (@jobs/dashboard) shares with the API: the job schema and its conversion, keyset pages.
 export { keysetPage } from './pagination';
-export { outputResponse } from './routes/output';
+export { OUTPUT_PAGE_BYTES, outputResponse } from './routes/output';
 export { JobCreate } from './schemas/jobs';
 export { bodyChanges, specBody, toJobSpec } from './serializers';
 // Roles and keys, shared with the dashboard and with functions/config.ts.

@@ -3057,6 +3057,8 @@ export interface operations {
             query?: {
                 /** @description true: server-sent events (`output`, then `end`) until the attempt ends. */
                 follow?: "true" | "false";
+                /** @description Where to go on from: the `X-Output-Cursor` of the previous page (without follow), or the id of the last `output` event received (with follow; the `Last-Event-ID` header takes precedence). A cursor from before the attempt ended, or from another attempt, starts again from the beginning of what there is now. */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -3066,9 +3068,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The output (text/plain, with X-Execution-Status), or with follow=true an event stream */
+            /** @description The output as text (X-Execution-Status), in pages of at most 512 KiB (X-Output-Cursor, X-Output-More); with follow=true an event stream: `output` events, `end`, or on Lambda `resume` with a `retry:` hint (reconnect with Last-Event-ID) */
             200: {
                 headers: {
+                    /** @description The execution's status */
+                    "X-Execution-Status"?: string;
+                    /** @description Where this page ends: `cursor` for the next one (without follow) */
+                    "X-Output-Cursor"?: string;
+                    /** @description true when more output follows this page already (without follow) */
+                    "X-Output-More"?: "true" | "false";
                     [name: string]: unknown;
                 };
                 content: {

@@ -88,9 +88,16 @@ export const SCRIPT = String.raw`
       try { status = JSON.parse(event.data).status; } catch (e) { /* no status: say it ended */ }
       note.textContent = 'The attempt ended' + (status ? ' (' + status + ')' : '') + ': its whole output is under Output above.';
     });
+    // On Lambda each response ends with a resume event (and a retry hint): the reconnect that follows is planned.
+    var planned = false;
+    source.addEventListener('resume', function () { planned = true; });
+    source.addEventListener('open', function () {
+      planned = false;
+      note.textContent = 'Following: new output appears as it is printed';
+    });
     source.addEventListener('error', function () {
-      // EventSource reconnects by itself (resuming after the last event); say so meanwhile.
-      if (source.readyState !== EventSource.CLOSED) note.textContent = 'Connection lost; reconnecting';
+      // EventSource reconnects by itself (resuming after the last event); say so meanwhile, unless it was planned.
+      if (source.readyState !== EventSource.CLOSED && !planned) note.textContent = 'Connection lost; reconnecting';
     });
   });
 

@@ -260,9 +260,11 @@ export async function executionPage(r: DashRequest): Promise<Response> {
   const after = isLive(e) ? (
     <LiveOutput
       id={e.id}
-      sofar={(await (r.deps.liveOutput?.read(e.id, null) ?? Promise.resolve([])).catch(() => []))
-        .map((x) => x.text)
-        .join('')}
+      sofar={tail(
+        (await (r.deps.liveOutput?.read(e.id, null) ?? Promise.resolve([])).catch(() => []))
+          .map((x) => x.text)
+          .join(''),
+      )}
     />
   ) : undefined;
   return renderLive(r, {
@@ -274,6 +276,15 @@ export async function executionPage(r: DashRequest): Promise<Response> {
     final: !isLive(e),
     everyMs: 2000,
   });
+}
+
+/** The page shows at most this much of a running attempt's output so far (the newest); the stream has the rest. */
+const SOFAR_CHARS = 256 * 1024;
+
+/** `text` without what precedes its last SOFAR_CHARS characters, marked: a page must stay far below Lambda's 6 MB. */
+function tail(text: string): string {
+  if (text.length <= SOFAR_CHARS) return text;
+  return `[… ${text.length - SOFAR_CHARS} characters before these …]\n${text.slice(text.length - SOFAR_CHARS)}`;
 }
 
 /** `/executions/:id/output`: the REST API's output (text, or events with ?follow=true) behind the dashboard's session. */
