@@ -319,7 +319,7 @@ describe.each(scenarios)('$title', (scenario) => {
       const migrate = fn('Migrate');
       const invocation = graph.one('aws.lambda.Invocation', 'MigrateOnDeploy');
       expect(resolve(invocation.args.functionName)).toBe(resolve((migrate.instance as { name: unknown }).name));
-      expect(invocation.args.triggers?.deployedAt).toEqual(expect.any(String));
+      expect(invocation.args.triggers?.release).toEqual(expect.any(String));
       expect(new URL(String(env(migrate).DATABASE_URL)).hostname).toBe(FAKE.postgres.instanceHost);
 
       const hooks = [
