@@ -1,6 +1,6 @@
 /**
  * @module queue-flow — the flow-control side of the PostgreSQL queue: copying job limits and lane states from a
- * snapshot, freeing slots, and reading why attempts wait. Enforcement is in queue_claim (migration 009).
+ * snapshot, freeing slots, and reading why attempts wait. Enforcement is in queue_claim (sql/queue_claim.sql).
  * Slots are the leased rows themselves and live in the same database as the store, so this queue never loses its
  * flow state on its own: `flowNeeds().restore` is always false and a full snapshot writes only limits and lanes.
  */

@@ -1,7 +1,7 @@
 /**
  * @module queue — the PostgreSQL adapter of the queue ports: the same protocol as the Redis queue (ready and delayed
- * ids, leases fenced by tokens, reaping, a dead-letter list, flow-control limits), on tables and PL/pgSQL functions
- * (packages/store/migrations/009_queue_postgres.sql) that play the part of the Lua scripts. Claims take rows with
+ * ids, leases fenced by tokens, reaping, a dead-letter list, flow-control limits), on tables (migration 009) and PL/pgSQL
+ * functions (packages/queue-postgres/sql, installed by migration 016) that play the part of the Lua scripts. Claims take rows with
  * FOR UPDATE SKIP LOCKED; wake-ups and cancellations travel by LISTEN/NOTIFY.
  */
 import {

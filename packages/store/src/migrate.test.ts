@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { migrate, migrations } from './migrate';
 import { DATABASE_URL, schemaUrl, uniqueName } from '../../../test/support/env';
 
@@ -83,6 +86,35 @@ describe('a migration run', () => {
       const slower = { version: 2, name: 'slower', sql: 'SELECT pg_sleep(5)' };
       const failure = await migrate(p, { budgetMs: 700, migrations: [slow, slower] }).catch((e: Error) => e);
       expect(String(failure)).toMatch(/migration 2_slower failed: .*statement timeout.*the migration budget ran out/);
+    } finally {
+      await p.end();
+    }
+  });
+});
+
+describe("the PostgreSQL queue's functions (packages/queue-postgres/sql)", () => {
+  const dir = fileURLToPath(new URL('../../queue-postgres/sql/', import.meta.url));
+  const files = readdirSync(dir).filter((f) => f.endsWith('.sql'));
+
+  it('are installed by migration as their files define them, also over the ones a database already has', async () => {
+    expect(files.length).toBeGreaterThan(0);
+    const p = new pg.Pool({ connectionString: schemaUrl(schema), max: 2 });
+    try {
+      await migrate(p);
+      // A database that ran the old 009 has every function already: installing them again replaces them in place.
+      const install = migrations().find((m) => m.name === 'queue_functions')!;
+      await migrate(p, { migrations: [{ version: 10_000, name: 'again', sql: install.sql }] });
+      for (const file of files) {
+        const text = readFileSync(join(dir, file), 'utf8');
+        const name = file.replace(/\.sql$/, '');
+        const body = /AS \$\$([\s\S]*)\$\$/.exec(text)![1];
+        const { rows } = await admin.query(
+          `SELECT p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+           WHERE n.nspname = $1 AND p.proname = $2`,
+          [schema, name],
+        );
+        expect(rows.map((r) => r.prosrc)).toEqual([body]);
+      }
     } finally {
       await p.end();
     }

@@ -1,0 +1,13 @@
+-- 016: the PostgreSQL queue's functions, from their files in packages/queue-postgres/sql (one per function, each a
+-- CREATE OR REPLACE). `npm run gen` inlines each `@include` line below, so this migration carries the text of the
+-- files as they are. On a database that ran 009 it replaces each function with the same definition; on a new one it
+-- creates them (009 makes only the tables). A later change to a function is its file edited and a new migration that
+-- includes the file again (docs/design.md, "Migrations").
+-- @include queue_channel.sql
+-- @include queue_flow_lock.sql
+-- @include queue_wake.sql
+-- @include queue_release.sql
+-- @include queue_claim.sql
+-- @include queue_push.sql
+-- @include queue_settle.sql
+-- @include queue_reap.sql
