@@ -223,6 +223,15 @@ describe('dashboard routes', () => {
     expect(filtered).not.toContain('session.sign_in</td>');
   });
 
+  it('tells a read key opening the audit page which role it needs, not that nothing was changed', async () => {
+    const res = await browsers.get('read')!.request('GET', '/audit');
+    expect(res.status).toBe(403);
+    expect(res.text).toContain(
+      'This needs the admin role; you signed in with support, a read key. Sign in with a key of the admin role to open this page.',
+    );
+    expect(res.text).not.toMatch(/nothing was changed/i);
+  });
+
   it('each declares the documented role', () => {
     for (const r of DASHBOARD_ROUTES)
       expect(r.role, `${r.method} ${r.path}`).toBe(documentedDashboardRole(r.method, r.path));
@@ -249,6 +258,9 @@ describe('dashboard routes', () => {
         else {
           expect(res.status, what).toBe(403);
           expect(res.text, what).toContain(`This needs the ${r.role} role`);
+          // Only a refused change says nothing was changed: opening a page attempted none.
+          if (r.method === 'POST') expect(res.text, what).toContain('Nothing was changed.');
+          else expect(res.text, what).not.toMatch(/nothing was changed/i);
         }
       }
     }

@@ -124,16 +124,21 @@ export async function admit(c: Context, guard: RouteGuard, deps: ApiDeps, keys: 
       await refuseBelow(c, deps, principal, { role: guard.role, action: guard.action }, targetOf(c));
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      return {
-        ok: false,
-        status: 403,
-        view,
-        reason: `This needs the ${guard.role} role; you signed in with ${principal.name}, a ${principal.role} key. Nothing was changed.`,
-      };
+      return { ok: false, status: 403, view, reason: refusal(guard, principal, access) };
     }
   }
   if ((access === 'page' || access === 'login') && !fragment && c.req.method === 'GET') view.flash = takeFlash(c);
   return { ok: true, view, form, session };
+}
+
+/**
+ * Why a signed-in key was refused. Only a refused action says "Nothing was changed": someone who merely opened a page
+ * tried to change nothing, and telling them otherwise reads as if something had been attempted on their behalf.
+ */
+function refusal(guard: RouteGuard, principal: { name: string; role: Role }, access: Access): string {
+  const why = `This needs the ${guard.role} role; you signed in with ${principal.name}, a ${principal.role} key.`;
+  if (access === 'action') return `${why} Nothing was changed.`;
+  return `${why} Sign in with a key of the ${guard.role} role to open this page.`;
 }
 
 /** The audit target of a refused dashboard action: what its path names (`job:42`, `execution:7`, `lane:short`). */
