@@ -9,6 +9,7 @@ import { machineInfo, type Machine } from './lib/machine';
 import { parseOptions, type Options, type ScenarioName } from './lib/options';
 import { Collector, toJson, toTable, type ScenarioResult } from './lib/result';
 import { median } from './lib/stats';
+import { breakdownScenario } from './scenarios/breakdown';
 import { bullDrainOnce, oursDrainOnce } from './scenarios/drain';
 import { bullPostgresDrainOnce } from './scenarios/drain-bullmq-postgres';
 import { enqueueScenario } from './scenarios/enqueue';
@@ -277,6 +278,12 @@ async function main() {
         drain: opts['metrics-drain'],
       },
       (c) => metricsScenario(c, ctx, runs),
+    );
+  }
+  if (selected.has('breakdown')) {
+    const runs = opts.runs ?? 1;
+    await guard('breakdown', runs, { n: opts.n, concurrency: opts.concurrency, queue: opts.queue }, (c) =>
+      breakdownScenario(c, ctx, runs),
     );
   }
   if (selected.has('profile')) {

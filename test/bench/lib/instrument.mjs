@@ -4,6 +4,8 @@
 // untouched: this patches pg.Client, pg.Pool and ioredis prototypes.
 // SIGUSR2 (first) resets the totals and starts a V8 CPU profile; SIGUSR2 (second) stops it and writes
 // $BENCH_INSTRUMENT_OUT (timings) and $BENCH_INSTRUMENT_OUT.cpuprofile, then prints "instrument: written" on stderr.
+// BENCH_INSTRUMENT_PROFILE=0 counts and times without the V8 profile (whose sampling would inflate the CPU figures).
+// Redis round trips are counted apart from commands: a pipeline's commands share one.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { createRequire } from 'node:module';
@@ -12,7 +14,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 const require = createRequire(`${process.cwd()}/package.json`);
 const pg = require('pg');
 const { Redis } = require('ioredis');
-let stats = { pg: {}, pool: {}, redis: {} };
+let stats = { pg: {}, pool: {}, redis: {}, redisRoundTrips: 0 };
+const PROFILE = process.env.BENCH_INSTRUMENT_PROFILE !== '0';
 const now = () => performance.now();
 // With BENCH_MARKS=1: wall-clock instants (ms, sub-ms precision) at which each execution id came back from the claim
 // script and from the read of claimed rows, for a per-stage latency breakdown.
@@ -29,7 +32,7 @@ function add(table, key, ms) {
 
 const keys = new Map();
 function sqlKey(config) {
-  const text = typeof config === 'string' ? config : config?.text ?? '';
+  const text = typeof config === 'string' ? config : (config?.text ?? '');
   let key = keys.get(text);
   if (key === undefined) {
     key = text.replace(/\s+/g, ' ').trim().slice(0, 90);
@@ -38,7 +41,10 @@ function sqlKey(config) {
   return key;
 }
 
-for (const [proto, table] of [[pg.Client.prototype, 'pg'], [pg.Pool.prototype, 'pool']]) {
+for (const [proto, table] of [
+  [pg.Client.prototype, 'pg'],
+  [pg.Pool.prototype, 'pool'],
+]) {
   const original = proto.query;
   proto.query = function (config, values, callback) {
     const t = now();
@@ -81,6 +87,7 @@ Redis.prototype.sendCommand = function (command, stream, node) {
       if (script.sha === sha || script.lua === sha) name = `lua:${scriptName}`;
     }
   }
+  if (!stream?.isPipeline) stats.redisRoundTrips++;
   const result = sendCommand.call(this, command, stream, node);
   command.promise?.then(
     (reply) => {
@@ -95,15 +102,26 @@ Redis.prototype.sendCommand = function (command, stream, node) {
   return result;
 };
 
+const Pipeline = require('ioredis/built/Pipeline').default;
+const exec = Pipeline.prototype.exec;
+Pipeline.prototype.exec = function (...args) {
+  stats.redisRoundTrips++;
+  return exec.apply(this, args);
+};
+
 const out = process.env.BENCH_INSTRUMENT_OUT;
 let session = null;
 const loop = monitorEventLoopDelay({ resolution: 5 });
 process.on('SIGUSR2', () => {
   if (!session) {
-    stats = { pg: {}, pool: {}, redis: {} };
+    stats = { pg: {}, pool: {}, redis: {}, redisRoundTrips: 0 };
     marks = { claimed: {}, loaded: {} };
     loop.enable();
     loop.reset();
+    if (!PROFILE) {
+      session = 'counting';
+      return;
+    }
     session = new Session();
     session.connect();
     session.post('Profiler.enable', () =>
@@ -113,9 +131,20 @@ process.on('SIGUSR2', () => {
   }
   loop.disable();
   const ms = (ns) => ns / 1e6;
-  stats.eventLoopDelay = { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max), mean: ms(loop.mean) };
+  stats.eventLoopDelay = {
+    p50: ms(loop.percentile(50)),
+    p99: ms(loop.percentile(99)),
+    max: ms(loop.max),
+    mean: ms(loop.mean),
+  };
   if (MARKS) stats.marks = marks;
   const timings = JSON.stringify(stats);
+  if (!PROFILE) {
+    if (out) writeFileSync(out, timings);
+    session = null;
+    process.stderr.write('instrument: written\n');
+    return;
+  }
   session.post('Profiler.stop', (error, result) => {
     if (out) {
       writeFileSync(out, timings);

@@ -12,7 +12,7 @@ export const SCENARIOS = [
   'http',
 ] as const;
 /** Diagnostics, run only when named in --only. */
-export const DIAGNOSTICS = ['profile', 'history'] as const;
+export const DIAGNOSTICS = ['profile', 'history', 'breakdown'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number] | (typeof DIAGNOSTICS)[number];
 
 const DEFAULTS = {
