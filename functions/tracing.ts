@@ -1,5 +1,5 @@
 /**
- * @module tracing — the Tracing port (packages/core/src/ports.ts) on the OpenTelemetry SDK, exporting over OTLP/HTTP.
+ * @module tracing — the Tracing port (packages/core/src/ports/tracing.ts) on the OpenTelemetry SDK, exporting over OTLP/HTTP.
  * Loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set: the SDK is imported dynamically here, so a process without
  * it never loads a byte of it, and every caller holds `null` and starts no span at all.
  *

@@ -2,11 +2,20 @@
  * @module commands — what users ask for (create, trigger, cancel, replay, pause, resume, delete), against ports.
  * Each writes PostgreSQL first, then tells Redis; a failed Redis call is repaired by the reconciler.
  */
-import { auditEntry, fieldChanges, type Actor, type AuditEntry } from './access';
+import { auditEntry, fieldChanges, type Actor } from './access';
 import { IdempotencyMismatchError, InvalidInputError, NotFoundError } from './errors';
-import { flowJobOf, type FlowQueue, type LaneState } from './flow';
-import type { Clock, CreatedExecution, Logger, TransitionSink } from './ports';
-import type { EditQueue, EditStore } from './edit';
+import { flowJobOf } from './flow';
+import type {
+  ChangedExecution,
+  Clock,
+  CommandQueue,
+  CommandStore,
+  CreatedExecution,
+  JobSpec,
+  LaneState,
+  Logger,
+  TransitionSink,
+} from './ports';
 import { firstRunAt } from './schedule';
 import { createdTransition, transition } from './transitions';
 import { instantRangeProblem } from './instant';
@@ -15,101 +24,10 @@ import {
   type Transition,
   type Execution,
   type ExecutionStatus,
-  type FlowLimits,
   type Job,
   type Lane,
   type QueueItem,
 } from './types';
-
-export type JobSpec = Omit<
-  Job,
-  | 'id'
-  | 'status'
-  | 'limits'
-  | 'retentionDays'
-  | 'managedBy'
-  | 'version'
-  | 'nextRunAt'
-  | 'lastRunAt'
-  | 'createdAt'
-  | 'updatedAt'
-  | 'http'
-  | 'lambda'
-> & {
-  status?: Job['status'];
-  /** Default: null (the deployment's HISTORY_RETENTION). */
-  retentionDays?: number | null;
-  /** Default: none (the target is the command or handler). */
-  http?: Job['http'];
-  lambda?: Job['lambda'];
-  /** Default: no limits. */
-  limits?: FlowLimits;
-  /** Default: null (made by hand). */
-  managedBy?: string | null;
-};
-
-/** A row that changed status because of a command, with what is needed to log it and to tell Redis. */
-export interface ChangedExecution extends QueueItem {
-  jobId: string;
-  attempt: number;
-  from: ExecutionStatus;
-  to: ExecutionStatus;
-  workerId: string | null;
-}
-
-/**
- * Every command takes an optional audit entry: the store writes it in the same transaction as the change, and only
- * when something changed (a refused or no-op command leaves no row). The store fills in the target id of a new row and
- * the old values it reads under its lock.
- */
-export interface CommandStore extends EditStore {
-  /** `actor` is recorded as the author of version 1 (default "api"). */
-  jobInsert(spec: JobSpec & { nextRunAt: Date | null; actor?: string }, audit?: AuditEntry): Promise<Job>;
-  jobGet(id: string): Promise<Job | null>;
-  /** Sets status and next_run_at; cancels waiting scheduled runs when pausing. Null if the job does not exist. */
-  jobSetStatus(
-    input: { id: string; status: Job['status']; nextRunAt: Date | null },
-    audit?: AuditEntry,
-  ): Promise<{ job: Job; cancelled: ChangedExecution[] } | null>;
-  /** Soft-deletes the job and cancels its live executions. Null if it does not exist. */
-  jobDelete(id: string, audit?: AuditEntry): Promise<{ cancelled: ChangedExecution[] } | null>;
-  /** Inserts a manual run; with an idempotency key, returns the earlier execution for a repeated key. */
-  /** `record` is the whole row as inserted (or found), so callers need not read it again. */
-  /** `samePayload`: for a repeated key, whether the earlier call sent the same payload. */
-  executionTrigger(input: {
-    jobId: string;
-    payload: unknown;
-    idempotencyKey: string | null;
-    traceparent?: string | null;
-    audit?: AuditEntry;
-  }): Promise<{ execution: CreatedExecution; record: Execution; created: boolean; samePayload?: boolean } | null>;
-  executionCancel(
-    id: string,
-    audit?: AuditEntry,
-  ): Promise<{ changed: ChangedExecution | null; status: ExecutionStatus } | null>;
-  /** Replays once (unless `force`); `replayedBy` is the replay the row already had before this call. */
-  executionReplay(
-    id: string,
-    options?: { force?: boolean; audit?: AuditEntry },
-  ): Promise<{ execution: CreatedExecution | null; status: ExecutionStatus; replayedBy: string | null } | null>;
-  /** Sets the flow key of the job's waiting attempts from its current limits; returns those that changed. */
-  executionsRetag(jobId: string): Promise<QueueItem[]>;
-  /** Pauses or resumes a lane (a new version of its state); idempotent. */
-  laneSetPaused(
-    input: { lane: Lane; paused: boolean },
-    audit?: AuditEntry,
-  ): Promise<LaneState & { pausedAt: Date | null }>;
-}
-
-export interface CommandQueue extends EditQueue {
-  push(items: readonly QueueItem[]): Promise<void>;
-  /** Best effort: drops waiting ids from the ready and delayed sets and tells their worker to kill running ones. */
-  withdraw(items: readonly (QueueItem & { running: boolean })[]): Promise<void>;
-  /** Removes ids from the dead-letter list (replayed ones; `oldest`: deleted by retention, at its old end). */
-  forgetDead(items: readonly { id: string; lane: Lane }[], options?: { oldest?: boolean }): Promise<void>;
-  /** Copies job limits and lane states (never slots: `full` is false) to the queue. */
-  flowRestore: FlowQueue['flowRestore'];
-}
 
 export interface CommandDeps {
   store: CommandStore;

@@ -12,101 +12,15 @@
  * - A change of lane, priority, limits or payload applies to the attempts not yet started: they are moved in
  *   PostgreSQL under the same lock, and in the queue (taken out of where they wait, pushed again where they belong).
  */
-import { auditEntry, fieldChanges, type AuditEntry, type FieldChanges } from './access';
-import {
-  announceCancelled,
-  auditedSpec,
-  checkSpec,
-  pushOrLog,
-  syncLimits,
-  type ChangedExecution,
-  type CommandDeps,
-  type JobSpec,
-} from './commands';
+import { auditEntry, fieldChanges, type FieldChanges } from './access';
+import { announceCancelled, auditedSpec, checkSpec, pushOrLog, syncLimits, type CommandDeps } from './commands';
 import { ConflictError, InvalidInputError, NotFoundError } from './errors';
 import { nextFireTime } from './cron';
 import { jobSchedule, firstRunAt } from './schedule';
 import { createdTransition } from './transitions';
 import { instantRangeProblem } from './instant';
-import type { CreatedExecution } from './ports';
-import { isLimited, type Job, type QueueItem } from './types';
-
-/** One field of a change, in the API's names and units (what GET /jobs/{id}/versions shows). */
-export interface JobChange {
-  field: string;
-  old: unknown;
-  new: unknown;
-}
-
-export interface JobVersion {
-  jobId: string;
-  version: number;
-  actor: string;
-  changes: JobChange[];
-  createdAt: Date;
-}
-
-export interface JobUpdate {
-  id: string;
-  /** The version the change was computed from: the update applies only if the job is still at it. */
-  expectedVersion: number;
-  spec: JobSpec;
-  changes: JobChange[];
-  actor: string;
-  /** Null: the schedule did not change (next_run_at and materialised fire times are left alone). */
-  schedule: {
-    nextRunAt: Date | null;
-    cancelFrom: Date;
-    cancelAll: boolean;
-    /**
-     * Whether a queued fire time after `cancelFrom` is one of the new schedule's: those stay (the tick would only
-     * queue them again), the others are cancelled.
-     */
-    isFireTime: (at: Date) => boolean;
-    /**
-     * A fire time that was due before the edit but not yet materialised (next_run_at at or before `cancelFrom`)
-     * stays the next run: the tick then plans it, and the new schedule after it.
-     */
-    keepDue: boolean;
-  } | null;
-  /** Whether waiting attempts take the new lane, priority and flow key. */
-  moveWaiting: boolean;
-  /** Written with the version row, in the same transaction. */
-  audit?: AuditEntry;
-}
-
-/** A waiting attempt that changed lane, priority or flow key: where the queue holds it, and where it belongs now. */
-export interface MovedExecution {
-  from: QueueItem;
-  to: QueueItem;
-}
-
-export interface EditStore {
-  jobGetByName(name: string): Promise<Job | null>;
-  /** Applies an update under the job's row lock. 'stale': the job is no longer at `expectedVersion`; null: gone. */
-  jobUpdate(
-    input: JobUpdate,
-  ): Promise<{ job: Job; cancelled: ChangedExecution[]; moved: MovedExecution[] } | 'stale' | null>;
-  /** Inserts the job unless a live job has its name (then null). */
-  jobInsertIfAbsent(spec: JobSpec & { nextRunAt: Date | null; actor: string }, audit?: AuditEntry): Promise<Job | null>;
-  jobVersions(jobId: string): Promise<JobVersion[] | null>;
-  /** Creates a backfill execution per fire time that has no execution yet, under the job's row lock. */
-  executionsBackfill(input: {
-    jobId: string;
-    fireTimes: Date[];
-    audit?: AuditEntry;
-  }): Promise<CreatedExecution[] | null>;
-  /** The executions that already hold some of these fire times (what a backfill skips), oldest first. */
-  executionsAtFireTimes(input: {
-    jobId: string;
-    fireTimes: Date[];
-  }): Promise<{ fireTime: Date; executionId: string }[]>;
-}
-
-export interface EditQueue {
-  /** Takes each `from` out of the queue and, if it was there, pushes its `to` (a claimed one is left alone). */
-  move(moves: readonly MovedExecution[]): Promise<void>;
-}
+import type { CreatedExecution, JobChange, JobSpec } from './ports';
+import { isLimited, type Job } from './types';
 
 export type EditDeps = CommandDeps;
 

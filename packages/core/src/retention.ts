@@ -4,8 +4,7 @@
  * decides how often. Live attempts are never touched (only final statuses are ever selected), and each batch is one
  * short statement that skips rows another transaction holds, so the hot path never waits for it.
  */
-import type { CommandQueue } from './commands';
-import type { Logger } from './ports';
+import type { CommandQueue, Logger } from './ports';
 import type { Lane } from './types';
 
 /** How long finished executions are kept, in ms; null keeps them forever. */
