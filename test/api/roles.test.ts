@@ -223,6 +223,22 @@ describe('dashboard routes', () => {
     expect(filtered).not.toContain('session.sign_in</td>');
   });
 
+  it('shows a request id on one line in the audit table, the whole id kept in its text and tooltip', async () => {
+    const requestId = 'e1c7a9d2-53b4-4f0e-9a61-2c8d0b7f4e35';
+    const paused = await h.call('POST', `/api/v1/jobs/${ids.job}/pause`, {
+      headers: { ...bearer('admin'), 'X-Request-Id': requestId },
+    });
+    expect(paused.status).toBe(200);
+    await h.call('POST', `/api/v1/jobs/${ids.job}/resume`, { headers: bearer('admin') });
+    const html = (await browsers.get('admin')!.request('GET', '/audit?action=job.pause')).text;
+    expect(html).toContain(
+      `<td data-label="Request"><code class="clip-id" title="${requestId}">${requestId}</code></td>`,
+    );
+    const css = (await browsers.get('admin')!.request('GET', '/assets/dashboard.css')).text;
+    expect(css).toMatch(/\.clip-id \{[^}]*white-space: nowrap;[^}]*\}/);
+    expect(css).toMatch(/\.clip-id \{[^}]*text-overflow: ellipsis;[^}]*\}/);
+  });
+
   it('tells a read key opening the audit page which role it needs, not that nothing was changed', async () => {
     const res = await browsers.get('read')!.request('GET', '/audit');
     expect(res.status).toBe(403);

@@ -109,6 +109,7 @@ th { font-size: 0.82rem; color: var(--muted); font-weight: 600; white-space: now
 tbody tr:last-child td { border-bottom: 0; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .wrap-anywhere { overflow-wrap: anywhere; }
+.clip-id { display: inline-block; max-width: 11ch; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; vertical-align: top; }
 .excerpt { display: block; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.85rem; overflow-wrap: anywhere; max-width: 28rem; }
 .pick { display: inline-flex; align-items: center; gap: 0.6rem; min-width: 2.75rem; min-height: 2.75rem; margin: -0.6rem -0.75rem; padding: 0 0.75rem; cursor: pointer; }
 .pick input { width: 1.25rem; height: 1.25rem; margin: 0; flex: none; cursor: pointer; }

@@ -24,6 +24,18 @@ function changeText(changes: Record<string, { old: unknown; new: unknown }> | nu
     .join('; ');
 }
 
+/**
+ * A request id on one line: its head, then an ellipsis. A generated id is a UUID, which wrapped to six lines in the
+ * narrow column; the whole id stays in the text (copy it, find it with the browser's search) and in the tooltip.
+ */
+function RequestId({ id }: { id: string }) {
+  return (
+    <code class="clip-id" title={id}>
+      {id}
+    </code>
+  );
+}
+
 export async function auditPage(r: DashRequest): Promise<Response> {
   const q = r.c.req.query();
   const key = short(q.key?.trim(), 64) || undefined;
@@ -101,9 +113,7 @@ export async function auditPage(r: DashRequest): Promise<Response> {
               {changeText(row.changes)}
             </Cell>
             <Cell label="Source">{row.source ?? '—'}</Cell>
-            <Cell label="Request" class="wrap-anywhere">
-              <code>{row.requestId ?? '—'}</code>
-            </Cell>
+            <Cell label="Request">{row.requestId ? <RequestId id={row.requestId} /> : '—'}</Cell>
           </tr>
         ))}
       </Table>
