@@ -21,11 +21,17 @@ export class CommandSetupError extends Error {
 export const DEFAULT_JOB_USER = 'nobody';
 
 export function commandSetup(
-  config: Pick<Config, 'commandJobs' | 'jobUser'>,
+  config: Pick<Config, 'commandJobs' | 'jobUser'> & Partial<Pick<Config, 'jobEnvPassthrough'>>,
   logger: AppLogger,
   options: { supervisor?: string | null; uid?: number } = {},
 ): CommandSetup {
   if (!config.commandJobs) return { enabled: false, supervision: null };
+  if (config.jobEnvPassthrough === '*') {
+    logger.warn(
+      { event: 'worker.commands_inherit_env' },
+      "JOB_ENV_PASSTHROUGH=*: commands get this worker's whole environment (all but the scheduler's own secrets), any credential on the host included",
+    );
+  }
   const supervisor = options.supervisor === undefined ? findSupervisor() : options.supervisor;
   const uid = options.uid ?? process.getuid?.() ?? -1;
   if (uid === 0) {

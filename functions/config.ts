@@ -8,6 +8,8 @@ import {
   LIVE_OUTPUT_DEFAULTS,
   parseAllowList,
   parseDuration,
+  PRIVATE_ENV,
+  type EnvPassthrough,
   type ExecutionStatus,
   type Lane,
 } from '@jobs/core';
@@ -49,6 +51,8 @@ export interface Config {
   commandJobs: boolean;
   /** User commands run as when the worker is root (null: the default, `nobody`). */
   jobUser: string | null;
+  /** JOB_ENV_PASSTHROUGH: the worker's variables a command gets besides the built ones; `*`: all but the scheduler's. */
+  jobEnvPassthrough: EnvPassthrough;
   /** HTTP_TARGET_ALLOW: CIDRs and host names HTTP targets may reach although the guard denies them. */
   httpTargetAllow: { cidrs: string[]; hosts: string[] };
   /** HTTP_SIGNING_SECRET (or the linked HttpSigningSecret), split on commas: the first signs; empty: unsigned. */
@@ -282,6 +286,7 @@ export function loadConfig(
       .filter(Boolean),
     commandJobs: oneOf('COMMAND_JOBS', 'on', ['on', 'off'] as const) === 'on',
     jobUser: text('JOB_USER', '') || null,
+    jobEnvPassthrough: envPassthrough(text('JOB_ENV_PASSTHROUGH', ''), problems),
     httpTargetAllow: { cidrs: allow.cidrs, hosts: allow.hosts },
     // Secrets are never echoed in a problem: only their count matters.
     httpSigningSecrets: text('HTTP_SIGNING_SECRET', linked.httpSigningSecret ?? '')
@@ -438,4 +443,26 @@ export function withPassword(url: string, password: string | undefined): string 
   } catch {
     return url;
   }
+}
+
+/** JOB_ENV_PASSTHROUGH: `*`, or names (each exact or a prefix ending in `*`), separated by commas. */
+function envPassthrough(value: string, problems: string[]): EnvPassthrough {
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  if (entries.includes('*')) {
+    if (entries.length > 1) problems.push('JOB_ENV_PASSTHROUGH: `*` passes everything; list no names beside it');
+    return '*';
+  }
+  for (const entry of entries) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*\*?$/.test(entry)) {
+      problems.push(
+        `JOB_ENV_PASSTHROUGH: ${JSON.stringify(clip(entry))} is not a variable name (or a prefix ending in *)`,
+      );
+    } else if (PRIVATE_ENV.test(entry)) {
+      problems.push(`JOB_ENV_PASSTHROUGH: ${entry} is the scheduler's own secret and never reaches a job`);
+    }
+  }
+  return entries;
 }

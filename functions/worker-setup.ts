@@ -71,6 +71,7 @@ export async function startWorker(
     handlers,
     commands: commands.enabled,
     supervision: commands.supervision,
+    envPassthrough: ctx.config.jobEnvPassthrough,
     tracing: ctx.tracing,
     liveOutput,
     ...targetOptions(ctx.config),

@@ -183,6 +183,7 @@ function prepare(ctx: LambdaResources): Promise<Prepared> {
         handlers,
         commands: commands.enabled,
         supervision: commands.supervision,
+        envPassthrough: ctx.config.jobEnvPassthrough,
         tracing: ctx.tracing,
         liveOutput,
         ...targetOptions(ctx.config),

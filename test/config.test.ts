@@ -172,4 +172,14 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ JOB_USER: 'jobs' }).jobUser).toBe('jobs');
     expect(problemsOf({ JOB_USER: 'a b' })[0]).toMatch(/^JOB_USER must be a user name/);
   });
+
+  it('reads JOB_ENV_PASSTHROUGH and refuses to pass the scheduler its own secrets', () => {
+    expect(loadConfig({}).jobEnvPassthrough).toEqual([]);
+    expect(loadConfig({ JOB_ENV_PASSTHROUGH: 'AWS_REGION, PIP_*' }).jobEnvPassthrough).toEqual(['AWS_REGION', 'PIP_*']);
+    expect(loadConfig({ JOB_ENV_PASSTHROUGH: '*' }).jobEnvPassthrough).toBe('*');
+    expect(problemsOf({ JOB_ENV_PASSTHROUGH: 'DATABASE_URL' })[0]).toMatch(
+      /DATABASE_URL is the scheduler's own secret/,
+    );
+    expect(problemsOf({ JOB_ENV_PASSTHROUGH: 'A-B' })[0]).toMatch(/is not a variable name/);
+  });
 });

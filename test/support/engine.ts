@@ -45,6 +45,8 @@ export function engine(env: TestEnv, options: { clock?: Clock } = {}) {
         handlers?: Record<string, Handler>;
         targets?: Pick<RunnerOptions, 'http' | 'lambda'>;
         liveOutput?: LiveOutputSink;
+        /** More runner options (the environment passthrough, secrets). */
+        runner?: Partial<RunnerOptions>;
       } = {},
     ) {
       const worker = new Worker(
@@ -55,6 +57,7 @@ export function engine(env: TestEnv, options: { clock?: Clock } = {}) {
             supervision,
             liveOutput: opts.liveOutput,
             ...opts.targets,
+            ...opts.runner,
           }),
         },
         {

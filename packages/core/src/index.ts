@@ -24,3 +24,4 @@ export * from './targets';
 export * from './address-policy';
 export * from './trace-context';
 export * from './live-output';
+export * from './job-env';

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { commandEnv, runShell } from './shell';
+import { commandEnv } from './command-env';
+import { runShell } from './shell';
 
 const execution = {
   id: '7',
@@ -13,17 +14,21 @@ const execution = {
 describe('commandEnv', () => {
   it("keeps the scheduler's secrets, SST's link key included, from a job's command", () => {
     const env = commandEnv(execution, {
-      PATH: '/usr/bin',
-      DATABASE_URL: 'postgres://u:p@h/db',
-      REDIS_URL: 'rediss://default:t@h:6379',
-      API_KEYS: 'k',
-      HTTP_SIGNING_SECRET: 'whsec_1,whsec_0',
-      AWS_SECRET_ACCESS_KEY: 's',
-      AWS_SESSION_TOKEN: 't',
-      SST_KEY: 'base64key',
-      SST_KEY_FILE: 'resource.enc',
-      SST_RESOURCE_App: '{}',
-      SST_RESOURCE_Database: '{"password":"p"}',
+      passthrough: '*',
+      base: {
+        PATH: '/usr/bin',
+        DATABASE_URL: 'postgres://u:p@h/db',
+        REDIS_URL: 'rediss://default:t@h:6379',
+        API_KEYS: 'k',
+        HTTP_SIGNING_SECRET: 'whsec_1,whsec_0',
+        AWS_SECRET_ACCESS_KEY: 's',
+        AWS_SESSION_TOKEN: 't',
+        SST_KEY: 'base64key',
+        SST_KEY_FILE: 'resource.enc',
+        SST_RESOURCE_App: '{}',
+        SST_RESOURCE_Database: '{"password":"p"}',
+        SECRETS_KEY: 'k',
+      },
     });
     expect(Object.keys(env).sort()).toEqual([
       'JOB_ATTEMPT',
@@ -35,6 +40,52 @@ describe('commandEnv', () => {
       'PATH',
     ]);
     expect(env.JOB_PAYLOAD).toBe('{"a":1}');
+  });
+
+  it("is built by default: the worker's other variables stay out unless passed through", () => {
+    const base = {
+      PATH: '/usr/bin',
+      LANG: 'C.UTF-8',
+      LC_TIME: 'de_DE.UTF-8',
+      HOME: '/home/w',
+      USER: 'w',
+      LOGNAME: 'w',
+      TRACEPARENT: '00-inherited',
+      PGPASSWORD: 'canary-pg',
+      AWS_REGION: 'eu-west-1',
+      PIP_INDEX_URL: 'https://pypi.example',
+      DATABASE_URL: 'postgres://u:p@h/db',
+    };
+    const clean = commandEnv({ ...execution, timezone: 'Europe/Berlin' }, { base });
+    expect(Object.keys(clean).sort()).toEqual([
+      'HOME',
+      'JOB_ATTEMPT',
+      'JOB_DELIVERY',
+      'JOB_EXECUTION_ID',
+      'JOB_ID',
+      'JOB_PAYLOAD',
+      'JOB_SCHEDULED_FOR',
+      'LANG',
+      'LC_TIME',
+      'LOGNAME',
+      'PATH',
+      'TZ',
+      'USER',
+    ]);
+    expect(clean.TZ).toBe('Europe/Berlin');
+    const passed = commandEnv(execution, { base, passthrough: ['AWS_REGION', 'PIP_*', 'DATABASE_URL'] });
+    expect(passed.AWS_REGION).toBe('eu-west-1');
+    expect(passed.PIP_INDEX_URL).toBe('https://pypi.example');
+    expect(passed.PGPASSWORD).toBeUndefined();
+    expect(passed.DATABASE_URL).toBeUndefined();
+    expect(commandEnv(execution, { base: {} }).PATH).toMatch(/\/usr\/bin/);
+  });
+
+  it("puts the job's own variables under its identity, which they cannot replace", () => {
+    const env = commandEnv(execution, { base: {}, own: { GREETING: 'hi', JOB_ID: 'forged', PATH: '/opt/bin' } });
+    expect(env.GREETING).toBe('hi');
+    expect(env.PATH).toBe('/opt/bin');
+    expect(env.JOB_ID).toBe('3');
   });
 });
 

@@ -7,7 +7,8 @@ export {
   type HandlerContext,
   type RunnerOptions,
 } from './runner';
-export { runShell, commandEnv, type ShellOptions } from './shell';
+export { runShell, type ShellOptions } from './shell';
+export { commandEnv, DEFAULT_PATH, type CommandEnvOptions } from './command-env';
 export { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 export { findSupervisor, lookupUser, type Supervision } from './supervisor';
 export { createHttpTarget, requestBody, retryAfterMs, type HttpOptions } from './http';

@@ -10,17 +10,20 @@
  * cancel, timeout and exit; a process that leaves the group, or any process when the worker is SIGKILLed, survives.
  */
 import { spawn } from 'node:child_process';
-import type { LiveOutputSink, RunResult, StartedExecution } from '@jobs/core';
+import type { EnvPassthrough, LiveOutputSink, RunResult, StartedExecution } from '@jobs/core';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 import { StreamLines } from './stream-lines';
 import type { Supervision } from './supervisor';
+import { commandEnv } from './command-env';
 
 export interface ShellOptions {
   outputLimit?: number;
   /** Where a running attempt's output also goes as it is printed (GET /executions/{id}/output); absent: nowhere. */
   liveOutput?: LiveOutputSink | null;
-  /** Environment the command sees; secrets of the scheduler itself are removed (see `commandEnv`). */
+  /** Environment the command sees (default: `commandEnv` of the execution, see command-env.ts). */
   env?: NodeJS.ProcessEnv;
+  /** The worker's variables a command gets besides the built ones (JOB_ENV_PASSTHROUGH; default: none). */
+  envPassthrough?: EnvPassthrough;
   /** After SIGTERM, SIGKILL follows after this long. */
   killAfterMs?: number;
   /** Run under the supervisor (null or absent: unsupervised, see the module header). */
@@ -29,35 +32,6 @@ export interface ShellOptions {
 
 /** Unsupervised: how long output pipes may stay open after the shell exited (a process that left its group). */
 const PIPE_DRAIN_MS = 500;
-
-/**
- * Variables of the scheduler's own configuration that a job's command must never see. SST_KEY decrypts the linked
- * resources (the database and Redis passwords) that SST ships in a Lambda's bundle, SST_KEY_FILE names that file;
- * the ECS credentials URI would hand out the task role's credentials; HTTP_SIGNING_SECRET would let a command forge
- * requests that receivers trust as the scheduler's.
- */
-const PRIVATE_ENV =
-  /^(DATABASE_URL|REDIS_URL|API_KEYS|HTTP_SIGNING_SECRET|METRICS_TOKEN|OTEL_EXPORTER_OTLP_HEADERS|OTEL_EXPORTER_OTLP_TRACES_HEADERS|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|AWS_ACCESS_KEY_ID|AWS_CONTAINER_CREDENTIALS_.*|AWS_CONTAINER_AUTHORIZATION_TOKEN.*|SST_KEY|SST_KEY_FILE|SST_RESOURCE_.*|JOBS_SECRETS_FD)$/;
-
-/** The parent's environment minus the scheduler's secrets, plus the execution's identity and payload. */
-export function commandEnv(execution: StartedExecution, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(base)) if (!PRIVATE_ENV.test(key)) env[key] = value;
-  env.JOB_ID = execution.jobId;
-  env.JOB_EXECUTION_ID = execution.id;
-  env.JOB_ATTEMPT = String(execution.attempt);
-  // 1, or more when this attempt was given back at a shutdown (or lost with its worker) and is running again.
-  env.JOB_DELIVERY = String(execution.delivery ?? 1);
-  env.JOB_SCHEDULED_FOR = execution.scheduledFor.toISOString();
-  // The job's time zone, so `date` and the command's own clock agree with its schedule (the worker's is irrelevant).
-  if (execution.timezone) env.TZ = execution.timezone;
-  env.JOB_PAYLOAD = JSON.stringify(execution.payload ?? null);
-  // The attempt's own trace context, never one the worker process happened to inherit.
-  delete env.TRACEPARENT;
-  delete env.TRACESTATE;
-  if (execution.traceparent) env.TRACEPARENT = execution.traceparent;
-  return env;
-}
 
 export function runShell(
   command: string,
@@ -95,7 +69,7 @@ export function runShell(
       // Its own session: a Ctrl-C meant for the worker does not reach the command (and kill(-pid) reaches its group).
       detached: true,
       stdio: [supervision ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-      env: options.env ?? commandEnv(execution),
+      env: options.env ?? commandEnv(execution, { passthrough: options.envPassthrough ?? [] }),
     });
     // The supervisor may exit before a late 'T' is written; the write error is expected then.
     child.stdin?.on('error', () => undefined);
