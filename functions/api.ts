@@ -47,6 +47,7 @@ export function apiDeps(ctx: Context): ApiDeps {
     logger: ctx.logger,
     apiKeys: ctx.config.apiKeys,
     metricsToken: ctx.config.metricsToken ?? undefined,
+    metricsJobs: ctx.config.metricsJobs,
     authFailureLimit: ctx.config.authFailureLimit,
     tracing: ctx.tracing,
     allowedHosts: ctx.config.allowedHosts,

@@ -91,6 +91,11 @@ export interface Config {
   metricsNamespace: string | null;
   /** Bearer token GET /metrics accepts besides the API keys (scrapers); null: the keys only. */
   metricsToken: string | null;
+  /**
+   * METRICS_JOBS and METRICS_JOBS_MAX: the jobs GET /metrics gives per-job series (`names` null: every live job), at
+   * most `max`; null: none.
+   */
+  metricsJobs: { names: string[] | null; max: number } | null;
   /** `npm run worker`: port of its own /metrics (per-process series); null: none served. */
   metricsPort: number | null;
   /** OTLP/HTTP traces URL (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces); null: tracing off. */
@@ -118,6 +123,23 @@ export interface Config {
   clockOffsetMs: number;
   /** Started by `npm start`, `npm run worker` or `npm run scheduler`: exit when npm (the parent) dies. */
   exitWithParent: boolean;
+}
+
+/**
+ * METRICS_JOBS: `*` (null: every live job), or job names separated by commas (as the API stores them: trimmed, NFC);
+ * empty: undefined (no per-job series).
+ */
+function parseMetricsJobs(raw: string, problems: string[]): string[] | null | undefined {
+  if (raw === '') return undefined;
+  if (raw === '*') return null;
+  const names = [...new Set(raw.split(',').map((n) => n.trim().normalize('NFC')))];
+  if (names.some((n) => n === '' || n === '*' || n.length > 200)) {
+    problems.push(
+      `METRICS_JOBS must be * or job names separated by commas, each 1-200 characters (got ${JSON.stringify(clip(raw))})`,
+    );
+    return undefined;
+  }
+  return names;
 }
 
 export class ConfigError extends Error {
@@ -246,6 +268,8 @@ export function loadConfig(
   if (metricsToken && !/^[\x21-\x7e]{16,1000}$/.test(metricsToken)) {
     problems.push('METRICS_TOKEN must be 16-1000 printable ASCII characters without whitespace (a bearer token)');
   }
+  const metricsJobs = parseMetricsJobs(text('METRICS_JOBS', ''), problems);
+  const metricsJobsMax = integer('METRICS_JOBS_MAX', 100, 1, 10_000);
   const otelBase = text('OTEL_EXPORTER_OTLP_ENDPOINT', '');
   const otelTraces = text('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', '');
   const otelTracesUrl = otelTraces || (otelBase ? `${otelBase.replace(/\/+$/, '')}/v1/traces` : '');
@@ -321,6 +345,7 @@ export function loadConfig(
     handlersModule: text('HANDLERS_MODULE', '') || null,
     metricsNamespace: namespace || null,
     metricsToken: metricsToken || null,
+    metricsJobs: metricsJobs === undefined ? null : { names: metricsJobs, max: metricsJobsMax },
     otelTracesUrl: otelTracesUrl || null,
     otelServiceName: text('OTEL_SERVICE_NAME', '') || 'jobs-scheduler',
     metricsPort: text('METRICS_PORT', '') === '' ? null : integer('METRICS_PORT', 0, 0, 65535),

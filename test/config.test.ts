@@ -165,6 +165,21 @@ describe('configuration from the environment', () => {
     expect(problemsOf({ RELEASE_ID: 'x'.repeat(201) })[0]).toMatch(/^RELEASE_ID must be/);
   });
 
+  it('reads METRICS_JOBS and METRICS_JOBS_MAX: no per-job series by default, * or names, capped', () => {
+    expect(loadConfig({}).metricsJobs).toBeNull();
+    expect(loadConfig({ METRICS_JOBS_MAX: '5' }).metricsJobs).toBeNull();
+    expect(loadConfig({ METRICS_JOBS: '*' }).metricsJobs).toEqual({ names: null, max: 100 });
+    expect(loadConfig({ METRICS_JOBS: ' nightly-report , backup,backup', METRICS_JOBS_MAX: '20' }).metricsJobs).toEqual(
+      { names: ['nightly-report', 'backup'], max: 20 },
+    );
+    expect(problemsOf({ METRICS_JOBS: 'a,,b' })[0]).toMatch(
+      /^METRICS_JOBS must be \* or job names separated by commas/,
+    );
+    expect(problemsOf({ METRICS_JOBS: '*', METRICS_JOBS_MAX: '0' })[0]).toMatch(
+      /^METRICS_JOBS_MAX="0" must be a whole number from 1 to 10000/,
+    );
+  });
+
   it('reads COMMAND_JOBS and JOB_USER', () => {
     expect(loadConfig({}).commandJobs).toBe(true);
     expect(loadConfig({ COMMAND_JOBS: 'off' }).commandJobs).toBe(false);

@@ -45,6 +45,11 @@ export interface ApiDeps {
   authFailureLimit?: number;
   /** A bearer token GET /metrics accepts besides the API keys (METRICS_TOKEN), for scrapers. */
   metricsToken?: string;
+  /**
+   * Jobs whose last success and last failure GET /metrics reports (METRICS_JOBS: `names` null for every live job),
+   * at most `max` of them (METRICS_JOBS_MAX). Absent: no per-job series.
+   */
+  metricsJobs?: { names: readonly string[] | null; max: number } | null;
   /** Host names served besides loopback ones, when keys are set (`*`: any); see host-guard.ts. */
   allowedHosts?: string[];
   /** False: command jobs are refused at create (COMMAND_JOBS=off). Default true. */

@@ -18,6 +18,7 @@ import * as sessions from './sessions';
 import * as jobs from './jobs';
 import * as edits from './job-edits';
 import * as metrics from './metrics';
+import { jobHealthRead } from './job-health';
 import * as workers from './workers';
 import { jobDefinitions } from './job-definitions';
 import { createTriggerBatcher } from './trigger-batch';
@@ -37,6 +38,7 @@ export type { AuditListFilter, AuditRow } from './audit';
 export type { SessionRow } from './sessions';
 export type { FinishedTotals, FoldResult, LiveCounts, MetricsSnapshot } from './metrics';
 export { METRICS_SQL } from './metrics';
+export type { JobHealth, JobHealthRead } from './job-health';
 export { DURATION_BOUNDS_MS, LATENESS_BOUNDS_MS } from './minutes';
 
 export type Store = ReturnType<typeof createStore>;
@@ -145,6 +147,7 @@ export function createStore(
       sessions.signInFailed(pool, input, entry),
     // metrics (the Prometheus scrape) and the fold that keeps its counters monotonic
     metricsSnapshot: metrics.metricsReader(pool),
+    jobHealth: (input: Parameters<typeof jobHealthRead>[1]) => jobHealthRead(pool, input),
     totalsFold: () => metrics.totalsFold(pool),
     totalsFoldedThrough: () => metrics.totalsFoldedThrough(pool),
     // workers
