@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { render, targets } from './support/embed';
-import { OPENAPI_OUT, TYPES_OUT, renderClientTypes, renderOpenApi } from './support/openapi-client';
+import { render, targets } from '../scripts/embed';
+import { OPENAPI_OUT, TYPES_OUT, renderClientTypes, renderOpenApi } from '../scripts/openapi-client';
 import { ROOT } from './support/processes';
 
 it.each(targets)('$out is up to date with $dir (run `npm run gen`)', (target) => {
