@@ -20,6 +20,7 @@ import { Collector } from '../lib/result';
 import { percentiles, sleep } from '../lib/stats';
 import { verifyDrain } from '../lib/verify';
 import type { BenchContext } from '../run';
+import { bullLatencyOnce } from './latency-bullmq';
 
 export async function latencyScenario(c: Collector, ctx: BenchContext, runs: number): Promise<void> {
   const { opts } = ctx;
@@ -38,7 +39,16 @@ export async function latencyScenario(c: Collector, ctx: BenchContext, runs: num
     );
   }
   c.add('offered trigger rate', 'triggers/s', rate, { info: true });
-  for (let run = 0; run < runs; run++) await once(c, ctx, rate, `run ${run + 1}`);
+  // BullMQ at the same rate right after each of our runs, so that the machine's drift falls on both.
+  for (let run = 0; run < runs; run++) {
+    const ours = await once(c, ctx, rate, `run ${run + 1}`);
+    const bull = await bullLatencyOnce(c, ctx, rate, `run ${run + 1}`);
+    if (ours && bull)
+      c.add('ours/BullMQ start p99 (paired runs)', 'ratio', ours.p99 / bull.p99, { target: { op: '<', value: 1 } });
+  }
+  c.note(
+    "BullMQ: the same open-loop rate from the same number of senders (Queue.add), one worker process at the same concurrency, same Redis; add -> start = processedOn - timestamp (this host's clock, whole ms)",
+  );
 }
 
 /**
@@ -104,7 +114,7 @@ export async function latencyOnce(
   subject: string,
   breakdown?: { dir: string },
 ): Promise<void> {
-  return once(c, ctx, rate, subject, breakdown);
+  await once(c, ctx, rate, subject, breakdown);
 }
 
 async function once(
@@ -113,7 +123,7 @@ async function once(
   rate: number,
   subject: string,
   breakdown?: { dir: string },
-): Promise<void> {
+): Promise<{ p50: number; p99: number }> {
   const { opts, progress } = ctx;
   const marksFile = breakdown ? join(breakdown.dir, `latency-marks-${Date.now()}.json`) : '';
   const env = await benchEnv('bench_latency');
@@ -268,6 +278,7 @@ async function once(
         `the first ${opts['latency-warmup-seconds']} s of load are excluded; trigger call lag shows how late the trigger's INSERT ran against the timer (client pool queueing)`,
       );
       await verifyDrain(c, env.pool, env.queue, total + warmCount, subject);
+      return { p50: ps.p50!, p99: ps.p99! };
     } finally {
       await worker.stop();
       await genPool.end();
