@@ -21,6 +21,11 @@ export interface Config {
   databaseUrl: string;
   /** TLS to PostgreSQL (RDS): `require` verifies nothing but encrypts; `verify` checks the certificate. */
   databaseSsl: 'off' | 'require' | 'verify';
+  /**
+   * The least-privilege role the migration step creates or updates after migrating (DATABASE_APP_ROLE, its password
+   * DATABASE_APP_PASSWORD or the linked DatabaseApp's); null: none (the runtimes use DATABASE_URL's user).
+   */
+  databaseAppRole: { name: string; password: string } | null;
   /** Connections a process's pool may open (Lambdas always use 1). */
   databasePoolMax: number;
   /** A query that has not answered after this long fails (the connection is dropped). */
@@ -287,11 +292,24 @@ export function loadConfig(
   if (ecsAgentUri && !/^https?:\/\//.test(ecsAgentUri))
     problems.push(`ECS_AGENT_URI must be an http:// URL (got ${JSON.stringify(ecsAgentUri)})`);
 
+  const databaseUrl = url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/postgres', ['postgres:', 'postgresql:']);
+  const appRole = text('DATABASE_APP_ROLE', '');
+  const appPassword = text(
+    'DATABASE_APP_PASSWORD',
+    linked.databaseApp?.username === appRole ? linked.databaseApp.password : '',
+  );
+  if (appRole && !/^[a-z_][a-z0-9_]{0,62}$/.test(appRole))
+    problems.push(
+      `DATABASE_APP_ROLE must be a lower-case PostgreSQL identifier (got ${JSON.stringify(clip(appRole))})`,
+    );
+  if (appRole && !/^[\x21-\x7e]{12,200}$/.test(appPassword))
+    problems.push(
+      'DATABASE_APP_PASSWORD (or the linked DatabaseApp password) must be 12-200 printable ASCII characters without whitespace when DATABASE_APP_ROLE is set',
+    );
+
   const config: Config = {
-    databaseUrl: withPassword(
-      url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/postgres', ['postgres:', 'postgresql:']),
-      linked.databasePassword,
-    ),
+    databaseUrl: withPassword(databaseUrl, databasePasswordFor(databaseUrl, linked)),
+    databaseAppRole: appRole ? { name: appRole, password: appPassword } : null,
     databaseSsl: oneOf('DATABASE_SSL', 'off', ['off', 'require', 'verify'] as const),
     databasePoolMax: integer('DATABASE_POOL_MAX', 10, 1, 1000),
     databaseQueryTimeoutMs: duration('DATABASE_QUERY_TIMEOUT', '60s', 100),
@@ -427,14 +445,17 @@ export function redact(url: string): string {
 
 /** Credentials from the SST resources linked to this function (`link` in infra/); absent when not linked. */
 export interface LinkedCredentials {
+  /** The master user's (linked `Database`: the migration step only). */
   databasePassword?: string;
+  /** The application role's (linked `DatabaseApp`: every runtime, and the migration step, which sets it). */
+  databaseApp?: { username: string; password: string };
   redisPassword?: string;
   apiKeys?: string;
   httpSigningSecret?: string;
 }
 
 /**
- * Reads the linked `Database`, `Redis` and `ApiKeys` resources through SST's SDK: in a deployed Lambda they are
+ * Reads the linked `Database`, `DatabaseApp`, `Redis` and `ApiKeys` resources through SST's SDK: in a deployed Lambda they are
  * decrypted from the bundle's resource file (so no password is a plain environment variable of the function), in
  * `sst dev` they arrive from the dev server. Outside SST there are none.
  */
@@ -449,12 +470,28 @@ export function linkedCredentials(): LinkedCredentials {
       return undefined;
     }
   };
+  const appUser = field('DatabaseApp', 'username');
+  const appPassword = field('DatabaseApp', 'password');
   return {
     databasePassword: field('Database', 'password'),
+    databaseApp: appUser && appPassword ? { username: appUser, password: appPassword } : undefined,
     redisPassword: field('Redis', 'password'),
     apiKeys: field('ApiKeys', 'value'),
     httpSigningSecret: field('HttpSigningSecret', 'value'),
   };
+}
+
+/** The linked password of the user `url` names: the application role's, else the master user's. */
+function databasePasswordFor(url: string, linked: LinkedCredentials): string | undefined {
+  let user = '';
+  try {
+    user = decodeURIComponent(new URL(url).username);
+  } catch {
+    return linked.databasePassword;
+  }
+  return linked.databaseApp && linked.databaseApp.username === user
+    ? linked.databaseApp.password
+    : linked.databasePassword;
 }
 
 /** `url` with `password` filled in when it names none (a URL's own password wins). */

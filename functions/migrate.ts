@@ -4,9 +4,11 @@
  * returns what it did; any failure throws, so the invocation (and with it the deploy) fails.
  *
  * It needs PostgreSQL only: it opens one connection per invocation and closes it, since deploys are rare and a
- * connection kept in a frozen container would only hold a slot on the database.
+ * connection kept in a frozen container would only hold a slot on the database. It is the only function that
+ * connects as the master user: it then creates or updates the application role (DATABASE_APP_ROLE) that the
+ * runtimes connect as, with the rights they need and no more (packages/store/src/app-role.ts).
  */
-import { latestMigration, migrate, recordRelease } from '@jobs/store';
+import { grantAppRole, latestMigration, migrate, recordRelease } from '@jobs/store';
 import type { Context as LambdaContext } from 'aws-lambda';
 import { loadConfig, redact } from './config';
 import { lambdaHandler } from './lambda';
@@ -24,6 +26,8 @@ export interface MigrateSummary {
   latest: number;
   /** The release recorded as the newest (the event's `release`, else RELEASE_ID); null: none given. */
   release: string | null;
+  /** The application role brought up to date (DATABASE_APP_ROLE); null: none configured. */
+  appRole: string | null;
   ms: number;
 }
 
@@ -44,9 +48,12 @@ export async function runMigrations(
     // The budget ends well before the function's timeout, so a step that outlasts it fails with its own message.
     const budgetMs = Math.min(config.migrationTimeoutMs, context.getRemainingTimeInMillis() - MARGIN_MS);
     const applied = await migrate(pool, migrateOptions(config, logger, Math.max(1000, budgetMs)));
+    // Before the release is recorded: this release's runtimes connect as the role and need its grants on new tables.
+    if (config.databaseAppRole) await grantAppRole(pool, config.databaseAppRole);
     // Recorded after the schema is at this release's version: workers of older releases retire once its workers run.
     if (release !== null) await recordRelease(pool, release);
-    const summary = { applied, latest: latestMigration(), release, ms: Date.now() - started };
+    const appRole = config.databaseAppRole?.name ?? null;
+    const summary = { applied, latest: latestMigration(), release, appRole, ms: Date.now() - started };
     logger.info({
       event: 'lambda.migrated',
       source: event?.source ?? null,

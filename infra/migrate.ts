@@ -1,13 +1,15 @@
 /** The migration Lambda and its deploy-time invocation, which every other function and the service wait for. */
 import { MIGRATE_RESERVED_CONCURRENCY } from './budget';
-import { database, databaseSsl, migrationDatabaseUrl } from './data';
+import { appRoleEnvironment, database, databaseApp, databaseSsl, migrationDatabaseUrl } from './data';
 import { lambdaDefaults } from './runtime';
 
 /**
  * Migrations need PostgreSQL only (functions/migrate.ts opens one connection and nothing else): the instance's
- * address, and its password through the link, which grants no IAM permission.
+ * address, and its password through the link, which grants no IAM permission. The only function that gets the
+ * master user's password; it also creates or updates the runtimes' role (DATABASE_APP_ROLE, password from the
+ * DatabaseApp link).
  */
-const environment = { DATABASE_URL: migrationDatabaseUrl, DATABASE_SSL: databaseSsl };
+const environment = { DATABASE_URL: migrationDatabaseUrl, DATABASE_SSL: databaseSsl, ...appRoleEnvironment };
 
 /**
  * This deploy's release: recorded by the migration step once the schema is at its version, and given to the workers
@@ -27,7 +29,7 @@ export const migrator = new sst.aws.Function('Migrate', {
   // Lambda's maximum: a long step (an index on a big table) gets the time; MIGRATION_TIMEOUT bounds the run inside it.
   timeout: '15 minutes',
   concurrency: { reserved: MIGRATE_RESERVED_CONCURRENCY },
-  link: [database],
+  link: [database, databaseApp],
   environment,
 });
 

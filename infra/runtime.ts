@@ -1,6 +1,6 @@
 /** The runtime contract: the environment every entry point reads, its durations, and shared Lambda settings. */
 import { vpc } from './network';
-import { database, databaseSsl, databaseUrl, redis, redisEnvironment } from './data';
+import { databaseApp, databaseSsl, databaseUrl, redis, redisEnvironment } from './data';
 import { bus } from './events';
 import { queueBackend, settings } from './stage';
 
@@ -63,10 +63,11 @@ export const sharedEnvironment = {
 };
 
 /**
- * Links give a Lambda the passwords of both stores (encrypted in its bundle) and give nothing in IAM; the bus is
+ * Links give a Lambda the passwords of both stores (encrypted in its bundle) and give nothing in IAM: PostgreSQL's
+ * as the application role (DatabaseApp), never the master user's, which only the migration step links. The bus is
  * not linked (that would grant events:*), publishers get `publishToBus` instead (infra/events.ts).
  */
-export const storeLinks = redis ? [database, redis] : [database];
+export const storeLinks = redis ? [databaseApp, redis] : [databaseApp];
 
 export const lambdaDefaults = {
   runtime: 'nodejs22.x',

@@ -7,7 +7,7 @@ import {
 } from './budget';
 import { containerSecrets } from './data';
 import { bus, publishToBus, workAvailable } from './events';
-import { afterMigration, releaseEnvironment } from './migrate';
+import { afterMigration, migration, releaseEnvironment } from './migrate';
 import { vpc } from './network';
 import { isProduction, queueBackend, settings } from './stage';
 import {
@@ -68,6 +68,8 @@ const protectTask = {
   resources: [$interpolate`arn:aws:ecs:*:*:task/${cluster.nodes.cluster.name}/*`],
 };
 
+const databaseSecrets = containerSecrets({ dependsOn: migration ? [migration] : [] });
+
 export const workerService = new sst.aws.Service('ContainerWorker', {
   cluster,
   image: { context: '.', dockerfile: 'infra/worker.Dockerfile' },
@@ -77,7 +79,7 @@ export const workerService = new sst.aws.Service('ContainerWorker', {
   memory: settings.containerMemory,
   // Not linked: a Service puts linked values into the task's plain environment. The passwords come from SSM.
   permissions: [publishToBus, protectTask, ...invokePermissions(LAMBDA_TARGETS)],
-  ssm: containerSecrets && { ...containerSecrets, ...containerTargetSecrets },
+  ssm: databaseSecrets && { ...databaseSecrets, ...containerTargetSecrets },
   environment: {
     // In `sst dev` the worker runs locally, against servers without passwords; deployed, ECS injects both from SSM.
     ...($dev ? sharedEnvironment : withoutUrls(sharedEnvironment)),

@@ -13,6 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), 'sst-links-'));
 const key = randomBytes(32);
 const linked = {
   Database: { host: 'db.proxy.test', port: 5432, username: 'postgres', database: 'jobs', password: 'pg/pa:ss@word#1' },
+  DatabaseApp: { username: 'jobs_app', password: 'app-Pa55word-0123456789' },
   Redis: { host: 'redis.test', port: 6379, username: 'default', password: 'r3d!s#auth&token^<>-' },
   ApiKeys: { value: 'key-one-0123456789,key-two-0123456789' },
 };
@@ -41,6 +42,23 @@ describe('credentials from SST links', () => {
     const redis = new URL(config.redisUrl);
     expect(decodeURIComponent(redis.password)).toBe(linked.Redis.password);
     expect(config.apiKeys.map((k) => k.key)).toEqual(['key-one-0123456789', 'key-two-0123456789']);
+  });
+
+  it("gives the application role's URL its password, and the migration step the role to create", async () => {
+    const { loadConfig } = await import('../functions/config');
+    const runtime = loadConfig({ DATABASE_URL: 'postgres://jobs_app@db.proxy.test:5432/jobs' });
+    expect(decodeURIComponent(new URL(runtime.databaseUrl).password)).toBe(linked.DatabaseApp.password);
+    expect(runtime.databaseAppRole).toBeNull();
+    const migrate = loadConfig({
+      DATABASE_URL: 'postgres://postgres@db.test:5432/jobs',
+      DATABASE_APP_ROLE: 'jobs_app',
+    });
+    expect(decodeURIComponent(new URL(migrate.databaseUrl).password)).toBe(linked.Database.password);
+    expect(migrate.databaseAppRole).toEqual({ name: 'jobs_app', password: linked.DatabaseApp.password });
+    // A role the link does not name has no password to take: refused at start, not at the first connection.
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://postgres@db.test/jobs', DATABASE_APP_ROLE: 'other' })).toThrow(
+      /DATABASE_APP_PASSWORD/,
+    );
   });
 
   it('keeps what the environment says when it says it', async () => {

@@ -51,6 +51,7 @@ export const FREE_KINDS: Record<string, string> = {
   'aws.apigatewayv2.Stage': 'part of the HTTP API',
   'sst.aws.Cluster': 'an ECS cluster costs nothing; its tasks are priced',
   'sst.Secret': 'kept by SST in its state, no AWS secret',
+  'sst.Linkable': 'values carried in the linked functions, no AWS resource',
   'aws.ssm.Parameter': 'standard parameters cost nothing',
   'aws.lambda.Invocation': 'one invocation a deploy',
   'aws.sns.Topic': 'the alarms publish a few notifications a month (first million free)',

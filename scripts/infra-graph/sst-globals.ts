@@ -231,9 +231,13 @@ class FakePostgres extends FakeComponent {
       },
       args.transform?.instance,
     );
-    // With `proxy`, an RDS Proxy (billed per vCPU of the instance) and the Secrets Manager secret it reads.
-    if (resolve(args.proxy)) {
+    // With `proxy`, an RDS Proxy (billed per vCPU of the instance) and the Secrets Manager secrets it reads: the
+    // master user's and one per extra user in `proxy.credentials` (createProxy).
+    const proxy = resolve(args.proxy) as boolean | { credentials?: { username: unknown }[] } | undefined;
+    if (proxy) {
       recordChild('aws.secretsmanager.Secret', `${name}ProxySecret`, {}, undefined);
+      for (const credential of proxy === true ? [] : (proxy.credentials ?? []))
+        recordChild('aws.secretsmanager.Secret', `${name}ProxySecret${String(credential.username)}`, {}, undefined);
       recordChild(
         'aws.rds.Proxy',
         `${name}Proxy`,
@@ -359,6 +363,14 @@ class FakeSecret extends FakeComponent {
   }
   get value() {
     return fakeOutput(`value-of-secret-${this.logicalName}`);
+  }
+}
+
+/** sst.Linkable: properties a function's `link` carries into its bundle (encrypted), nothing in AWS. */
+class FakeLinkable extends FakeComponent {
+  static override kind = 'sst.Linkable';
+  get properties() {
+    return this.args.properties as Args;
   }
 }
 
@@ -507,6 +519,7 @@ function installSstGlobals(current: Scenario) {
   recorded = [];
   const sst = strictNamespace('sst', {
     Secret: FakeSecret,
+    Linkable: FakeLinkable,
     aws: strictNamespace('sst.aws', {
       Vpc: FakeVpc,
       Postgres: FakePostgres,

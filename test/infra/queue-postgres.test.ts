@@ -43,9 +43,12 @@ describe.each([
     expect(graph.all('sst.aws.Redis')).toEqual([]);
     graph.one('sst.aws.Postgres', 'Database');
     const db = graph.one('sst.aws.Postgres', 'Database').instance;
+    const app = graph.one('sst.Linkable', 'DatabaseApp').instance;
     for (const name of RUNTIMES) {
       const link = fn(name).args.link as object[];
-      expect(link.includes(db), name).toBe(true);
+      // The application role, not the master user (only Migrate links that).
+      expect(link.includes(app), name).toBe(true);
+      expect(link.includes(db), name).toBe(false);
       expect(linkedCredentials(fn(name)).redisPassword, name).toBeUndefined();
     }
     if (!scenario.dev)
@@ -68,8 +71,10 @@ describe.each([
       expect(vars.REDIS_CLUSTER, runtime.name).toBeUndefined();
       const config = loadConfig(startedEnvironment(graph, runtime) as NodeJS.ProcessEnv, linkedCredentials(runtime));
       expect(config.queueBackend, runtime.name).toBe('postgres');
-      if (!scenario.dev)
-        expect(decodeURIComponent(new URL(config.databaseUrl).password), runtime.name).toBe(FAKE.postgres.password);
+      if (!scenario.dev) {
+        expect(new URL(config.databaseUrl).username, runtime.name).toBe('jobs_app');
+        expect(decodeURIComponent(new URL(config.databaseUrl).password), runtime.name).not.toBe(FAKE.postgres.password);
+      }
     }
   });
 

@@ -37,14 +37,22 @@ export function linkedCredentials(record: Recorded): LinkedCredentials {
     logicalName?: string;
     password?: unknown;
     value?: unknown;
+    properties?: { username?: unknown; password?: unknown };
   }[];
   const of = (kind: string, key: 'password' | 'value', name?: string) => {
     const link = links.find((l) => l.constructor.kind === kind && (name === undefined || l.logicalName === name));
     const value = link ? resolve(link[key]) : undefined;
     return typeof value === 'string' && value !== '' ? value : undefined;
   };
+  const app = links.find((l) => l.constructor.kind === 'sst.Linkable' && l.logicalName === 'DatabaseApp')?.properties;
+  const appUser = resolve(app?.username);
+  const appPassword = resolve(app?.password);
   return {
     databasePassword: of('sst.aws.Postgres', 'password'),
+    databaseApp:
+      typeof appUser === 'string' && typeof appPassword === 'string' && appPassword !== ''
+        ? { username: appUser, password: appPassword }
+        : undefined,
     redisPassword: of('sst.aws.Redis', 'password'),
     apiKeys: of('sst.Secret', 'value', 'ApiKeys'),
     httpSigningSecret: of('sst.Secret', 'value', 'HttpSigningSecret'),

@@ -118,14 +118,16 @@ describe.each(scenarios)('$title', (scenario) => {
 
   it('links each Lambda to the stores whose passwords it needs, only the API to the keys, only the worker to the signing secret, and nothing to the bus', () => {
     const db = instance('sst.aws.Postgres', 'Database');
+    const app = instance('sst.Linkable', 'DatabaseApp');
     const redis = instance('sst.aws.Redis', 'Redis');
     const secret = instance('sst.Secret', 'ApiKeys');
     const signing = instance('sst.Secret', 'HttpSigningSecret');
+    // The master user (Database) is linked to the migration step only; the runtimes get the application role.
     const expected: Record<string, object[]> = {
-      ApiHandler: [db, redis, secret],
-      Worker: [db, redis, signing],
-      Tick: [db, redis],
-      Migrate: [db],
+      ApiHandler: [app, redis, secret],
+      Worker: [app, redis, signing],
+      Tick: [app, redis],
+      Migrate: [db, app],
     };
     for (const name of ALL_FUNCTIONS) {
       const link = fn(name).args.link as object[];
@@ -149,7 +151,9 @@ describe.each(scenarios)('$title', (scenario) => {
       // No RDS Proxy by default (infra/settings.ts): named statements everywhere.
       expect(vars.DATABASE_PREPARED_STATEMENTS).toBe('named');
     }
-    expect(Object.keys(env(fn('Migrate'))).sort()).toEqual(['DATABASE_SSL', 'DATABASE_URL']);
+    expect(Object.keys(env(fn('Migrate'))).sort()).toEqual(
+      scenario.dev ? ['DATABASE_SSL', 'DATABASE_URL'] : ['DATABASE_APP_ROLE', 'DATABASE_SSL', 'DATABASE_URL'],
+    );
     for (const worker of [fn('Worker'), service()]) {
       const vars = env(worker);
       for (const key of WORKER_CONTRACT) expect(typeof vars[key], `${worker.name} ${key}`).toBe('string');
@@ -165,16 +169,28 @@ describe.each(scenarios)('$title', (scenario) => {
 
   it("passes the runtime's own configuration check in every runtime, with the credentials it gets at start", async () => {
     const { loadConfig } = await import('../../functions/config');
+    const migrate = loadConfig(env(fn('Migrate')) as NodeJS.ProcessEnv, linkedCredentials(fn('Migrate')));
+    expect(new URL(migrate.databaseUrl).hostname).toBe(scenario.dev ? '127.0.0.1' : FAKE.postgres.instanceHost);
     for (const runtime of [...RUNTIME_FUNCTIONS.map(fn), service()]) {
       const config = loadConfig(startedEnvironment(graph, runtime) as NodeJS.ProcessEnv, linkedCredentials(runtime));
       expect(config.redisCluster, runtime.name).toBe(!scenario.dev);
+      expect(config.databaseAppRole, runtime.name).toBeNull();
       if (!scenario.dev) {
-        expect(decodeURIComponent(new URL(config.databaseUrl).password), runtime.name).toBe(FAKE.postgres.password);
+        // Every runtime logs in as the role the migration step creates, with the password that step sets.
+        const db = new URL(config.databaseUrl);
+        expect(db.username, runtime.name).toBe('jobs_app');
+        expect(decodeURIComponent(db.password), runtime.name).toBe(migrate.databaseAppRole?.password);
+        expect(decodeURIComponent(db.password), runtime.name).not.toBe(FAKE.postgres.password);
         expect(decodeURIComponent(new URL(config.redisUrl).password), runtime.name).toBe(FAKE.redis.password);
       }
     }
-    const migrate = loadConfig(env(fn('Migrate')) as NodeJS.ProcessEnv, linkedCredentials(fn('Migrate')));
-    expect(new URL(migrate.databaseUrl).hostname).toBe(scenario.dev ? '127.0.0.1' : FAKE.postgres.instanceHost);
+    // Only the migration step connects as the master user, and it creates or updates the role (not in `sst dev`).
+    if (scenario.dev) expect(migrate.databaseAppRole).toBeNull();
+    else {
+      expect(new URL(migrate.databaseUrl).username).toBe(FAKE.postgres.username);
+      expect(decodeURIComponent(new URL(migrate.databaseUrl).password)).toBe(FAKE.postgres.password);
+      expect(migrate.databaseAppRole).toEqual({ name: 'jobs_app', password: expect.stringMatching(/^[\w-]{40,}$/) });
+    }
     const api = loadConfig(env(fn('ApiHandler')) as NodeJS.ProcessEnv, linkedCredentials(fn('ApiHandler')));
     // A bare key in the secret is an admin key named key1 (the `name:role:key` format is the README's).
     expect(api.apiKeys).toEqual([
@@ -307,9 +323,15 @@ describe.each(scenarios)('$title', (scenario) => {
       expect(Object.keys(parameters).sort()).toEqual(['DATABASE_URL', 'HTTP_SIGNING_SECRET', 'REDIS_URL']);
       expect(resolve(parameters.HTTP_SIGNING_SECRET!.args.value)).toBe('value-of-secret-HttpSigningSecret');
       for (const parameter of Object.values(parameters)) expect(parameter.args.type).toBe('SecureString');
-      expect(decodeURIComponent(new URL(String(resolve(parameters.DATABASE_URL!.args.value))).password)).toBe(
-        FAKE.postgres.password,
+      const containerDb = new URL(String(resolve(parameters.DATABASE_URL!.args.value)));
+      expect(containerDb.username).toBe('jobs_app');
+      expect(decodeURIComponent(containerDb.password)).toBe(
+        resolve((instance('sst.Linkable', 'DatabaseApp') as { properties: { password: unknown } }).properties.password),
       );
+      // A task started mid-deploy reads the role's URL only once the migration step has created the role.
+      expect(parameters.DATABASE_URL!.opts).toEqual({
+        dependsOn: [graph.one('aws.lambda.Invocation', 'MigrateOnDeploy').instance],
+      });
       expect(decodeURIComponent(new URL(String(resolve(parameters.REDIS_URL!.args.value))).password)).toBe(
         FAKE.redis.password,
       );

@@ -24,6 +24,7 @@ import { jobDefinitions } from './job-definitions';
 import { createTriggerBatcher } from './trigger-batch';
 
 export { migrate, migrations, type MigrateOptions } from './migrate';
+export { appRoleProblems, grantAppRole, scramVerifier, type AppRole } from './app-role';
 export { EXPAND_CONTRACT_FROM, expandContractProblems } from './expand-contract';
 export { currentRelease, latestMigration, recordRelease, schemaVersion } from './releases';
 export { StorePool, idempotent, isConnectionError, retrySafe, type StorePoolConfig, type StorePoolEvent } from './pool';
