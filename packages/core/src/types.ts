@@ -80,6 +80,7 @@ export interface Job {
   id: string;
   name: string;
   cronExpr: string | null;
+  /** The IANA time zone of its schedule; a command runs with TZ set to it. */
   timezone: string;
   runAt: Date | null;
   /** The target: exactly one of command, handler, http and lambda is set. */

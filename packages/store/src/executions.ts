@@ -60,7 +60,9 @@ export async function executionsLoad(
   for (const r of rows) {
     const job = jobs.get(r.job_id);
     if (!job) continue; // cannot happen while jobs are only soft-deleted; treated as not startable
+    const { version, ...definition } = job;
     loaded.push({
+      ...definition,
       id: r.id,
       token: tokens.get(r.id)!,
       jobId: r.job_id,
@@ -71,17 +73,8 @@ export async function executionsLoad(
       priority: r.priority,
       scheduledFor: r.scheduled_for,
       payload: r.payload ?? job.payload,
-      command: job.command,
-      handler: job.handler,
-      http: job.http,
-      lambda: job.lambda,
-      timeoutMs: job.timeoutMs,
-      maxRetries: job.maxRetries,
-      backoff: job.backoff,
-      overlap: job.overlap,
       flowKey: r.flow_key,
-      jobVersion: job.version,
-      timezone: job.timezone,
+      jobVersion: version,
       delivery: r.delivery,
       traceparent: r.traceparent ?? null,
     });

@@ -5,23 +5,9 @@
  * are read with their job's current version, so an edited definition is a cache miss at once, on every worker: no
  * attempt that starts after an edit commits runs the old definition. The TTL only bounds the memory of old entries.
  */
-import type { Backoff, HttpTarget, LambdaTarget, OverlapPolicy } from '@jobs/core';
+import type { JobDefinition } from '@jobs/core';
 import type pg from 'pg';
-import { toBackoff } from './rows';
-
-export interface JobDefinition {
-  payload: unknown;
-  command: string | null;
-  handler: string | null;
-  http: HttpTarget | null;
-  lambda: LambdaTarget | null;
-  timeoutMs: number;
-  timezone: string;
-  maxRetries: number;
-  backoff: Backoff;
-  overlap: OverlapPolicy;
-  version: number;
-}
+import { JOB_DEFINITION_COLUMNS, toJobDefinition, type JobDefinitionRow } from './rows';
 
 export interface JobDefinitions {
   /** The definitions of these jobs at (at least) these versions, by job id. */
@@ -44,27 +30,13 @@ export function jobDefinitions(options: { ttlMs: number; max?: number }): JobDef
       }
       if (missing.size === 0) return found;
       // The row may be newer than the version asked for (edited since): its own version is what the attempt records.
-      const { rows } = await pool.query(
-        `SELECT id, payload, command, handler, http, lambda, timeout_ms, max_retries, backoff_base_ms, backoff_factor, backoff_max_ms,
-                backoff_jitter, overlap, version, timezone
-         FROM jobs WHERE id = ANY($1::bigint[])`,
+      const { rows } = await pool.query<JobDefinitionRow & { id: string }>(
+        `SELECT id, ${JOB_DEFINITION_COLUMNS} FROM jobs WHERE id = ANY($1::bigint[])`,
         [[...missing]],
       );
       if (cache.size + rows.length > max) cache.clear();
       for (const r of rows) {
-        const definition: JobDefinition = {
-          payload: r.payload,
-          command: r.command,
-          handler: r.handler,
-          http: r.http ?? null,
-          lambda: r.lambda ?? null,
-          timeoutMs: r.timeout_ms,
-          timezone: r.timezone,
-          maxRetries: r.max_retries,
-          backoff: toBackoff(r),
-          overlap: r.overlap,
-          version: r.version,
-        };
+        const definition = toJobDefinition(r);
         cache.set(r.id, { definition, expires: now + options.ttlMs });
         found.set(r.id, definition);
       }

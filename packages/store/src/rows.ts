@@ -20,6 +20,7 @@ import type {
   FlowLimits,
   HttpTarget,
   Job,
+  JobDefinition,
   JobStatus,
   LambdaTarget,
   Lane,
@@ -170,30 +171,56 @@ export interface CancelledRow {
   from_status: ExecutionStatus;
 }
 
-export const JOB_COLUMNS = `id, name, cron_expr, timezone, run_at, command, handler, http, lambda, payload, status, max_retries,
-  backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, timeout_ms, overlap, misfire, catch_up_max,
-  misfire_deadline_ms, lane, priority, max_concurrency, concurrency_key, max_concurrency_per_key, rate_limit,
-  rate_period_ms, rate_per_key, retention_days, managed_by, version, next_run_at, created_at, updated_at,
+/** The jobs columns of a JobDefinition (what an attempt runs with), read by toJobDefinition. */
+export const JOB_DEFINITION_COLUMNS = `payload, command, handler, http, lambda, timeout_ms, timezone, max_retries,
+  backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, overlap, version`;
+
+/** A jobs row as JOB_DEFINITION_COLUMNS reads it. */
+export type JobDefinitionRow = Pick<
+  JobRow,
+  | 'payload'
+  | 'command'
+  | 'handler'
+  | 'http'
+  | 'lambda'
+  | 'timeout_ms'
+  | 'timezone'
+  | 'max_retries'
+  | 'overlap'
+  | 'version'
+  | keyof BackoffRow
+>;
+
+export function toJobDefinition(r: JobDefinitionRow): JobDefinition {
+  return {
+    payload: r.payload,
+    command: r.command,
+    handler: r.handler,
+    http: r.http ?? null,
+    lambda: r.lambda ?? null,
+    timeoutMs: r.timeout_ms,
+    timezone: r.timezone,
+    maxRetries: r.max_retries,
+    backoff: toBackoff(r),
+    overlap: r.overlap,
+    version: r.version,
+  };
+}
+
+export const JOB_COLUMNS = `id, name, cron_expr, run_at, status, misfire, catch_up_max, misfire_deadline_ms, lane, priority,
+  max_concurrency, concurrency_key, max_concurrency_per_key, rate_limit, rate_period_ms, rate_per_key, retention_days,
+  managed_by, next_run_at, created_at, updated_at, ${JOB_DEFINITION_COLUMNS},
   (SELECT x.started_at FROM executions x
     WHERE x.job_id = jobs.id AND x.started_at IS NOT NULL ORDER BY x.id DESC LIMIT 1) AS last_run_at`;
 
 export function toJob(r: JobRow): Job {
   return {
+    ...toJobDefinition(r),
     id: r.id,
     name: r.name,
     cronExpr: r.cron_expr,
-    timezone: r.timezone,
     runAt: r.run_at,
-    command: r.command,
-    handler: r.handler,
-    http: r.http ?? null,
-    lambda: r.lambda ?? null,
-    payload: r.payload,
     status: r.status,
-    maxRetries: r.max_retries,
-    backoff: toBackoff(r),
-    timeoutMs: r.timeout_ms,
-    overlap: r.overlap,
     misfire: r.misfire,
     catchUpMax: r.catch_up_max,
     misfireDeadlineMs: r.misfire_deadline_ms === null ? null : Number(r.misfire_deadline_ms),
@@ -202,7 +229,6 @@ export function toJob(r: JobRow): Job {
     priority: r.priority,
     limits: toLimits(r),
     managedBy: r.managed_by ?? null,
-    version: r.version,
     nextRunAt: r.next_run_at,
     lastRunAt: r.last_run_at ?? null,
     createdAt: r.created_at,

@@ -1,13 +1,34 @@
 /** @module ports/worker — what a worker needs of the store, the queue and a runner. */
 import type { Cancellation } from '../cancellation';
-import type { HttpTarget, LambdaTarget } from '../targets';
-import type { Backoff, Lane, OverlapPolicy, QueueItem, Trigger, WorkerInfo } from '../types';
+import type { Job, Lane, QueueItem, Trigger, WorkerInfo } from '../types';
 import type { Claim } from './basics';
 import type { ClaimState, FlowQueue, FlowStore } from './flow';
 import type { CreatedExecution } from './tick';
 
-/** An execution a worker won in PostgreSQL, with everything needed to run it. */
-export interface StartedExecution {
+/**
+ * What an attempt runs with of its job's definition: the one list of these fields (the store reads them per job
+ * and caches them by version, see JOB_DEFINITION_COLUMNS in packages/store).
+ */
+export type JobDefinition = Pick<
+  Job,
+  | 'payload'
+  | 'command'
+  | 'handler'
+  | 'http'
+  | 'lambda'
+  | 'timeoutMs'
+  | 'timezone'
+  | 'maxRetries'
+  | 'backoff'
+  | 'overlap'
+  | 'version'
+>;
+
+/**
+ * An execution a worker won in PostgreSQL, with everything needed to run it: its own fields and its job's definition
+ * (`payload` is the execution's own when it has one; `version` becomes `jobVersion`).
+ */
+export interface StartedExecution extends Omit<JobDefinition, 'version'> {
   id: string;
   token: string;
   jobId: string;
@@ -17,21 +38,10 @@ export interface StartedExecution {
   lane: Lane;
   priority: number;
   scheduledFor: Date;
-  payload: unknown;
-  command: string | null;
-  handler: string | null;
-  http: HttpTarget | null;
-  lambda: LambdaTarget | null;
-  timeoutMs: number;
-  maxRetries: number;
-  backoff: Backoff;
-  overlap: OverlapPolicy;
   /** The concurrency key value it was queued under (null: its job had no limits then). */
   flowKey: string | null;
   /** The version of the job's definition above (recorded on the execution when it starts). */
   jobVersion: number;
-  /** The job's IANA time zone: a command runs with TZ set to it. */
-  timezone: string;
   /** Which delivery of this attempt this is: 1, or more when it was given back or lost and delivered again. */
   delivery: number;
   /**
