@@ -66,6 +66,23 @@ describe('dashboard edit', () => {
     expect((await b.request('GET', '/jobs/999999/edit')).status).toBe(404);
   });
 
+  it("shows a run-once time in the job's own zone, and saves an unchanged one unchanged", async () => {
+    const job = await h.createJob({ run_at: '2030-01-01T08:00:00Z', timezone: 'Europe/Paris' });
+    const form = await editForm(job.id, {});
+    expect(form.run_at).toBe('2030-01-01T09:00:00');
+    expect(form.timezone).toBe('Europe/Paris');
+    const saved = await b.request('POST', `/jobs/${job.id}/edit`, { form: { ...form, priority: '3' } });
+    expect(saved.status, saved.text.match(/<div class="error-summary"[\s\S]*?<\/div>/)?.[0]).toBe(303);
+    const after = await h.env.store.jobGet(job.id);
+    expect(after!.runAt!.toISOString()).toBe('2030-01-01T08:00:00.000Z');
+    expect((await h.env.store.jobVersions(job.id))![0]!.changes).toEqual([{ field: 'priority', old: 0, new: 3 }]);
+    // Moved to Tokyo at the same wall time: the instant moves with the zone.
+    await b.request('POST', `/jobs/${job.id}/edit`, {
+      form: { ...(await editForm(job.id, {})), timezone: 'Asia/Tokyo' },
+    });
+    expect((await h.env.store.jobGet(job.id))!.runAt!.toISOString()).toBe('2030-01-01T00:00:00.000Z');
+  });
+
   it('edits an HTTP job without retyping its secret header: the form shows it masked, the save keeps it, no page shows it', async () => {
     const job = await h.createJob({
       command: null,

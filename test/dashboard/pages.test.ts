@@ -319,6 +319,55 @@ describe('the job form', () => {
     expect((await secure.request('GET', refused.headers.get('location')!)).text).toContain('Enter a name.');
   });
 
+  it('offers the IANA zones to pick from and reads "Run once at" as a date and time in the zone picked', async () => {
+    const form = (await b.request('GET', '/jobs/new')).text;
+    const select = /<select id="f-timezone" name="timezone"[^>]*>([\s\S]*?)<\/select>/.exec(form)?.[1] ?? '';
+    // UTC first and chosen, then every zone this Node knows, grouped by region.
+    expect(select).toMatch(/^<option value="UTC" selected="">UTC<\/option><optgroup label="Africa">/);
+    const offered = [...select.matchAll(/<option value="([^"]+)"/g)].map((m) => m[1]);
+    expect(new Set(offered)).toEqual(new Set(['UTC', ...Intl.supportedValuesOf('timeZone')]));
+    expect(select).toMatch(/<optgroup label="Europe">(?:(?!<\/optgroup>)[\s\S])*<option value="Europe\/Paris">/);
+    expect(form).toMatch(/<input id="f-run_at" name="run_at" type="datetime-local" step="1" value=""/);
+
+    const created = await submit({
+      name: 'once in paris',
+      command: 'true',
+      timezone: 'Europe/Paris',
+      run_at: '2030-01-01T09:00',
+    });
+    const id = /^\/jobs\/(\d+)$/.exec(created.location)?.[1];
+    expect(id, created.page?.text.match(/<div class="error-summary"[\s\S]*?<\/div>/)?.[0]).toBeDefined();
+    expect((await h.call('GET', `/api/v1/jobs/${id}`)).body).toMatchObject({
+      timezone: 'Europe/Paris',
+      run_at: '2030-01-01T08:00:00.000Z',
+    });
+    // A time the zone skips moves forward by the gap, as the scheduler's DST policy does for cron fire times.
+    const gap = await submit({
+      name: 'in the gap',
+      command: 'true',
+      timezone: 'Europe/Paris',
+      run_at: '2030-03-31T02:30:00',
+    });
+    const gapId = /^\/jobs\/(\d+)$/.exec(gap.location)![1];
+    expect((await h.call('GET', `/api/v1/jobs/${gapId}`)).body.run_at).toBe('2030-03-31T01:30:00.000Z');
+    // An ISO instant with its offset (the API's form) is still taken as it is.
+    const iso = await submit({ name: 'iso', command: 'true', timezone: 'Asia/Tokyo', run_at: '2030-01-01T09:00:00Z' });
+    const isoId = /^\/jobs\/(\d+)$/.exec(iso.location)![1];
+    expect((await h.call('GET', `/api/v1/jobs/${isoId}`)).body.run_at).toBe('2030-01-01T09:00:00.000Z');
+  });
+
+  it('refuses a run-once time that does not exist and a zone that is not offered, keeping both on the form', async () => {
+    const missing = await submit({ name: 'feb 30', command: 'true', timezone: 'UTC', run_at: '2030-02-30T09:00' });
+    expect(missing.page!.text).toMatch(/id="f-run_at-error">2030-02-30 09:00 is not a date and time that exists</);
+    expect(missing.page!.text).toContain('value="2030-02-30T09:00"');
+    const zone = await submit({ name: 'mars', command: 'true', timezone: 'Mars/Base', run_at: '2030-01-01T09:00' });
+    expect(zone.page!.text).toMatch(/id="f-timezone-error">unknown time zone/);
+    // The value posted stays selected, as an option of its own, so the error beside it makes sense.
+    expect(zone.page!.text).toMatch(/<select id="f-timezone"[^>]*><option value="Mars\/Base" selected="">/);
+    expect(zone.page!.text).toContain('value="2030-01-01T09:00"');
+    expect((await h.call('GET', '/api/v1/jobs?limit=100')).body.data.map((j: any) => j.name)).not.toContain('mars');
+  });
+
   it('refuses a duplicate name with 409, and previews without creating', async () => {
     await h.createJob({ name: 'taken' });
     const dup = await submit({ name: 'taken', command: 'true' });

@@ -14,6 +14,7 @@ import {
   TARGET_TEXTAREAS,
   targetFieldOf,
 } from './target-input';
+import { instantToWallTime, isWallTime, wallTimeToInstant } from './wall-time';
 
 /** The form's fields, as strings, exactly as typed (re-rendered as is after an error). */
 export const JOB_FIELDS = [
@@ -88,7 +89,8 @@ export function jobFormValuesOf(job: Job): JobFormValues {
     name: job.name,
     cron_expr: job.cronExpr ?? '',
     timezone: job.timezone,
-    run_at: job.runAt ? job.runAt.toISOString() : '',
+    // The form's run-once field is a wall time in the job's zone (a datetime-local input).
+    run_at: job.runAt ? instantToWallTime(job.runAt, job.timezone) : '',
     max_retries: String(job.maxRetries),
     timeout_seconds: seconds(job.timeoutMs),
     lane: job.lane,
@@ -150,6 +152,25 @@ function addDetails(errors: FieldErrors, details: ErrorDetail[]): void {
 }
 
 /**
+ * The run-once field to the body's `run_at`: a wall time (what the datetime-local input gives) is read in the form's
+ * time zone; anything else goes to the API's own check as typed (an ISO instant with its offset is accepted there).
+ * With an unknown zone the time zone's error says what to fix, and the wall time waits for it.
+ */
+function putRunAt(values: JobFormValues, body: Record<string, unknown>, errors: FieldErrors): void {
+  const raw = values.run_at.trim();
+  if (raw === '') return;
+  if (!isWallTime(raw)) {
+    body.run_at = values.run_at;
+    return;
+  }
+  const zone = values.timezone.trim() || 'UTC';
+  if (!isValidTimeZone(zone)) return;
+  const at = wallTimeToInstant(raw, zone);
+  if (at) body.run_at = at.toISOString();
+  else errors.run_at = `${raw.replace('T', ' ')} is not a date and time that exists`;
+}
+
+/**
  * Validates the form as POST /api/v1/jobs would validate its JSON. Returns the job spec, or the problems by field.
  * @example const { spec, errors } = jobSpecFromForm(values, 600_000)
  */
@@ -164,7 +185,7 @@ export function jobSpecFromForm(
     if (values[field].trim() !== '') body[key] = values[field];
   };
   text('cron_expr');
-  text('run_at');
+  putRunAt(values, body, errors);
   putTarget(values, body, errors);
   const number = (field: JobField, set: (n: number) => void) => {
     const raw = values[field];

@@ -140,11 +140,11 @@ form.stacked { display: grid; gap: 1rem; }
 .field label, .field .label { font-weight: 600; }
 .hint { color: var(--muted); font-size: 0.85rem; margin: 0; }
 .field-error { color: var(--danger); font-size: 0.88rem; margin: 0; font-weight: 500; }
-input[type="text"], input[type="password"], input[type="number"], input:not([type]), select, textarea {
+input[type="text"], input[type="password"], input[type="number"], input[type="datetime-local"], input:not([type]), select, textarea {
   width: 100%; font: inherit; color: var(--fg); background: var(--surface); border: 1px solid var(--muted);
   border-radius: 7px; padding: 0.45rem 0.6rem; min-height: 2.5rem;
 }
-input[type="text"], input[type="password"], input[type="number"], select { height: 2.5rem; }
+input[type="text"], input[type="password"], input[type="number"], input[type="datetime-local"], select { height: 2.5rem; }
 textarea { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; min-height: 5rem; resize: vertical; }
 [aria-invalid="true"] { border-color: var(--danger); box-shadow: 0 0 0 1px var(--danger); }
 .field-row { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 11rem), 1fr)); gap: 1rem; }

@@ -21,10 +21,11 @@ import {
 } from '../job-input';
 import { renderFragment, renderPage } from '../render';
 import { CsrfField, ZonedTime } from '../ui/components';
-import { CheckField, fieldId, SelectField, TextArea, TextField } from '../ui/fields';
+import { CheckField, fieldId, GroupedSelectField, SelectField, TextArea, TextField } from '../ui/fields';
 import { PageHeader } from '../ui/layout';
 import { TARGET_LABELS, TARGET_ORDER, TargetFields } from '../ui/target-fields';
 import type { DashRequest, View } from '../view';
+import { instantToWallTime, isWallTime } from '../wall-time';
 
 const LABELS: Record<string, string> = {
   ...TARGET_LABELS,
@@ -62,11 +63,30 @@ export function withLabel(field: string, message: string): string {
   return message.toLowerCase().startsWith(label.toLowerCase()) ? message : `${label}: ${message}`;
 }
 
-let zones: string[] | null = null;
-/** Every IANA zone this runtime knows, for the time zone field's suggestions. */
-function timeZones(): string[] {
-  zones ??= ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z !== 'UTC')];
+let zones: [string, string[]][] | null = null;
+/** The IANA zones this Node knows, UTC first, then grouped by region (Africa, America, …). */
+function timeZoneGroups(): [string, string[]][] {
+  if (zones) return zones;
+  const byRegion = new Map<string, string[]>([['', ['UTC']]]);
+  for (const zone of Intl.supportedValuesOf('timeZone')) {
+    if (zone === 'UTC') continue;
+    const region = zone.includes('/') ? zone.slice(0, zone.indexOf('/')) : 'Other';
+    byRegion.set(region, [...(byRegion.get(region) ?? []), zone]);
+  }
+  zones = [...byRegion];
   return zones;
+}
+
+/**
+ * What the run-once input shows: the value as typed when it is a wall time (or not a time at all, so the error
+ * beside it makes sense); an instant with an offset (a draft, or a value posted without the input) as its wall time
+ * in the zone, which is what a `datetime-local` input can hold.
+ */
+function runAtShown(value: string, zone: string): string {
+  if (value.trim() === '' || isWallTime(value)) return value;
+  const at = new Date(value);
+  const shown = Number.isNaN(at.getTime()) ? '' : instantToWallTime(at, zone.trim() || 'UTC');
+  return shown || value;
 }
 
 export const SchedulePreviewView: FC<{ cronExpr: string; timezone: string; now: Date }> = ({
@@ -213,29 +233,24 @@ export const JobForm: FC<{
               placeholder="*/5 * * * *"
               hint="5 fields, or 6 with leading seconds, or @hourly, @daily… Empty: manual only."
             />
-            <TextField
+            <GroupedSelectField
               name="timezone"
               label="Time zone"
               value={v.timezone}
               error={e.timezone}
-              list="time-zones"
-              hint="IANA name, e.g. Europe/Paris."
+              groups={timeZoneGroups()}
+              hint="The IANA zone the cron expression and the run-once time are read in."
             />
             <TextField
               name="run_at"
               label="Run once at"
-              value={v.run_at}
+              type="datetime-local"
+              step={1}
+              value={runAtShown(v.run_at, v.timezone)}
               error={e.run_at}
-              mono
-              placeholder="2030-01-01T09:00:00Z"
-              hint="Instead of a cron expression: an ISO 8601 instant with its offset. Empty for a cron or manual-only job."
+              hint="Instead of a cron expression: a date and time in the time zone beside it. Empty for a cron or manual-only job."
             />
           </div>
-          <datalist id="time-zones">
-            {timeZones().map((z) => (
-              <option value={z} />
-            ))}
-          </datalist>
           <div id="schedule-preview" class="preview" aria-live="polite">
             {(preview || v.cron_expr.trim() !== '') && !e.cron_expr && !e.timezone && (
               <SchedulePreviewView cronExpr={v.cron_expr} timezone={v.timezone} now={view.now} />

@@ -2,7 +2,7 @@
  * @module dashboard/ui/fields — labelled form fields: every input has a label, its hint and error are linked with
  * aria-describedby, and an invalid one says so with aria-invalid.
  */
-import type { FC } from 'hono/jsx';
+import type { FC, PropsWithChildren } from 'hono/jsx';
 
 interface Common {
   name: string;
@@ -37,7 +37,9 @@ const Notes: FC<{ name: string; hint?: string; error?: string }> = ({ name, hint
 export const TextField: FC<
   Common & {
     value: string;
-    type?: 'text' | 'password' | 'number';
+    type?: 'text' | 'password' | 'number' | 'datetime-local';
+    /** For `datetime-local`: 1 lets seconds be set. */
+    step?: number;
     required?: boolean;
     list?: string;
     inputmode?: 'numeric' | 'decimal' | 'text';
@@ -52,6 +54,7 @@ export const TextField: FC<
   error,
   value,
   type = 'text',
+  step,
   required,
   list,
   inputmode,
@@ -65,6 +68,7 @@ export const TextField: FC<
       id={ids(name).input}
       name={name}
       type={type}
+      step={step}
       value={value}
       required={required}
       list={list}
@@ -107,14 +111,8 @@ export const TextArea: FC<Common & { value: string; rows?: number; required?: bo
   </div>
 );
 
-export const SelectField: FC<Common & { value: string; options: [value: string, label: string][] }> = ({
-  name,
-  label,
-  hint,
-  error,
-  value,
-  options,
-}) => (
+/** A labelled select around `children` (its options). */
+const Select: FC<PropsWithChildren<Common>> = ({ name, label, hint, error, children }) => (
   <div class="field">
     <label for={ids(name).input}>{label}</label>
     <select
@@ -123,15 +121,51 @@ export const SelectField: FC<Common & { value: string; options: [value: string, 
       aria-invalid={error ? 'true' : undefined}
       aria-describedby={describedBy(name, hint, error)}
     >
-      {options.map(([v, l]) => (
-        <option value={v} selected={v === value}>
-          {l}
-        </option>
-      ))}
+      {children}
     </select>
     <Notes name={name} hint={hint} error={error} />
   </div>
 );
+
+export const SelectField: FC<Common & { value: string; options: [value: string, label: string][] }> = ({
+  value,
+  options,
+  ...common
+}) => (
+  <Select {...common}>
+    {options.map(([v, l]) => (
+      <option value={v} selected={v === value}>
+        {l}
+      </option>
+    ))}
+  </Select>
+);
+
+/**
+ * A select of `groups` of options (an `<optgroup>` each; a group without a label stands first, ungrouped). A value
+ * that is not among the options is kept as a first option of its own, so a form re-rendered or opened for an edit
+ * never changes it silently.
+ */
+export const GroupedSelectField: FC<Common & { value: string; groups: [label: string, values: string[]][] }> = ({
+  value,
+  groups,
+  ...common
+}) => {
+  const known = groups.some(([, values]) => values.includes(value));
+  const option = (v: string) => (
+    <option value={v} selected={v === value}>
+      {v}
+    </option>
+  );
+  return (
+    <Select {...common}>
+      {!known && option(value)}
+      {groups.map(([group, values]) =>
+        group === '' ? values.map(option) : <optgroup label={group}>{values.map(option)}</optgroup>,
+      )}
+    </Select>
+  );
+};
 
 export const CheckField: FC<Common & { checked: boolean; value?: string }> = ({
   name,
