@@ -61,6 +61,8 @@ export type Options = { [K in keyof typeof DEFAULTS]: number } & {
   unnamedStatements: boolean;
   /** The queue of our drain runs; with `postgres`, the peer is BullMQ on its PostgreSQL backend. */
   queue: 'redis' | 'postgres';
+  /** The peer's backend: BullMQ on Redis or on PostgreSQL (default: the same as `queue`). */
+  peer: 'redis' | 'postgres' | null;
 };
 
 export const HELP = `npm run bench -- [--json] [--only=drain,peer,...] [--runs=N] [--size=value ...]
@@ -73,6 +75,7 @@ flags:
   --unnamed-statements  pair every drain run with one whose worker sends statements unnamed (RDS Proxy mode)
   --queue=redis|postgres  the queue our drain and peer runs use (default redis); postgres: the peer is BullMQ on
                     its PostgreSQL backend
+  --peer=redis|postgres  BullMQ's backend in the peer runs (default: the same as --queue)
 sizes (defaults):
 ${Object.entries(DEFAULTS)
   .map(([k, v]) => `  --${k}=${v}`)
@@ -87,6 +90,7 @@ export function parseOptions(argv: string[]): Options {
     infoLog: true,
     unnamedStatements: false,
     queue: 'redis',
+    peer: null,
   };
   for (const arg of argv) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
@@ -98,7 +102,10 @@ export function parseOptions(argv: string[]): Options {
     } else if (key === 'json') opts.json = true;
     else if (key === 'no-info-log') opts.infoLog = false;
     else if (key === 'unnamed-statements') opts.unnamedStatements = true;
-    else if (key === 'queue') {
+    else if (key === 'peer') {
+      if (value !== 'redis' && value !== 'postgres') throw new Error('--peer must be redis or postgres');
+      opts.peer = value;
+    } else if (key === 'queue') {
       if (value !== 'redis' && value !== 'postgres') throw new Error('--queue must be redis or postgres');
       opts.queue = value;
     } else if (key === 'only') {
