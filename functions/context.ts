@@ -83,7 +83,7 @@ export function databaseClock(
 export async function createContext(options: ContextOptions = {}): Promise<Context> {
   const config = options.config ?? loadConfig();
   const logger = options.logger ?? createLogger({ level: config.logLevel });
-  const pool = createPool(config, { max: options.poolMax ?? config.databasePoolMax, logger });
+  const pool = await createPool(config, { max: options.poolMax ?? config.databasePoolMax, logger });
   const redis = config.queueBackend === 'redis' ? createRedis(config, logger) : null;
   const hostMs = config.clockOffsetMs ? () => Date.now() + config.clockOffsetMs : Date.now;
   const synced = options.clock ? null : databaseClock(pool, hostMs, logger);

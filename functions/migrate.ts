@@ -42,7 +42,7 @@ export async function runMigrations(
   const started = Date.now();
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel, sync: true });
-  const pool = createPool(config, { max: 1, logger });
+  const pool = await createPool(config, { max: 1, logger });
   try {
     const release = releaseOf(event, config.releaseId);
     // The budget ends well before the function's timeout, so a step that outlasts it fails with its own message.

@@ -151,8 +151,12 @@ export const migrationDatabaseUrl = postgresUrl(database.nodes.instance?.address
 /** What the migration step creates or updates APP_ROLE from (its password comes from the DatabaseApp link). */
 export const appRoleEnvironment: Record<string, string> = $dev ? {} : { DATABASE_APP_ROLE: APP_ROLE };
 
-/** The runtime takes off | require | verify; `require` encrypts without checking RDS's certificate. */
-export const databaseSsl = $dev ? 'off' : 'require';
+/**
+ * The runtime takes off | require | verify. Deployed, `verify`: the certificate of the instance (and of RDS Proxy)
+ * is checked against the RDS CA bundle and the host name, so nothing between a function and RDS can pose as it;
+ * `require` would encrypt and accept any certificate.
+ */
+export const databaseSsl = $dev ? 'off' : 'verify';
 
 /**
  * What the runtimes need to reach Redis (none without it). ElastiCache enforces TLS (`transitEncryptionMode:

@@ -309,7 +309,8 @@ describe.each(scenarios)('$title', (scenario) => {
         const pooled = false;
         expect(db.hostname, runtime.name).toBe(pooled ? FAKE.postgres.proxyHost : FAKE.postgres.instanceHost);
         expect(db.pathname).toBe(`/${FAKE.postgres.database}`);
-        expect(vars.DATABASE_SSL).toBe('require');
+        // Verified against the RDS CA bundle (functions/resources.ts databaseTls), not only encrypted.
+        expect(vars.DATABASE_SSL, runtime.name).toBe('verify');
         if (runtime.name === 'Migrate') continue;
         const redis = new URL(String(vars.REDIS_URL));
         expect(redis.protocol).toBe('rediss:');

