@@ -65,3 +65,24 @@ describe("a command job's environment", () => {
     expect(all.has('DATABASE_URL')).toBe(false);
   });
 });
+
+describe("a command job's own variables", () => {
+  it('reach its command, over a passed-through variable of the same name', async () => {
+    vi.stubEnv('JOBS_TEST_CANARY', 'from-the-worker');
+    const job = await createJob(
+      e.deps,
+      jobSpec({
+        handler: null,
+        command: 'echo "greeting=$GREETING canary=$JOBS_TEST_CANARY"',
+        env: { GREETING: 'hello world', JOBS_TEST_CANARY: 'from-the-job' },
+      }),
+    );
+    const { execution } = await triggerJob(e.deps, { jobId: job.id });
+    await e.worker({ runner: { envPassthrough: ['JOBS_TEST_CANARY'] } });
+    const done = await eventually(async () => {
+      const row = await env.store.executionGet(execution.id);
+      return row?.status === 'succeeded' ? row : null;
+    });
+    expect(done.output).toBe('greeting=hello world canary=from-the-job\n');
+  });
+});

@@ -54,6 +54,7 @@ function definitionJson(job: Job): JobJson {
     lambda: job.lambda,
     target: targetWords(job),
     payload: job.payload ?? null,
+    env: job.env ?? null,
     status: job.status,
     max_retries: job.maxRetries,
     timeout_seconds: seconds(job.timeoutMs),
@@ -224,6 +225,7 @@ export function toJobSpec(
       : null,
     lambda: body.lambda ? { function: body.lambda.function, qualifier: body.lambda.qualifier ?? null } : null,
     payload: body.payload ?? null,
+    env: body.env && Object.keys(body.env).length > 0 ? body.env : null,
     status: body.status,
     maxRetries: body.max_retries,
     backoff: backoff
@@ -256,6 +258,7 @@ export function specBody(spec: JobSpec): Omit<JobCreateBody, 'allow_past'> {
     ...spec,
     http: spec.http ?? null,
     lambda: spec.lambda ?? null,
+    env: spec.env ?? null,
     id: '',
     status: spec.status ?? 'active',
     limits: spec.limits ?? NO_LIMITS,

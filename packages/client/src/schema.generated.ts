@@ -467,6 +467,13 @@ export interface components {
              */
             target: string;
             payload?: unknown;
+            /** @description A command's own variables; a secret shows as its reference, never its value. */
+            env: {
+                [key: string]: string | {
+                    secret: string;
+                    format?: string;
+                };
+            } | null;
             /** @enum {string} */
             status: "active" | "paused";
             max_retries: number;
@@ -607,6 +614,7 @@ export interface components {
             } | null;
             /** @description Any JSON (at most 64 KiB serialised). */
             payload?: unknown;
+            env?: components["schemas"]["JobEnv"];
             /** @default 3 */
             max_retries: number;
             /** @default 300 */
@@ -654,6 +662,28 @@ export interface components {
             /** @description At most this many attempts per concurrency_key value run at once. */
             max_concurrency_per_key?: number | null;
             rate_limit?: components["schemas"]["RateLimit"];
+        };
+        /**
+         * @description A command job's own variables: text, or `{"secret": name}` resolved at each attempt. Names match ^[A-Z_][A-Z0-9_]*$, not JOB_*, TRACEPARENT or the scheduler's own; at most 100 variables, 32 KiB a value, 128 KiB in all.
+         * @example {
+         *       "REPORT_BUCKET": "reports",
+         *       "DB_PASSWORD": {
+         *         "secret": "billing-db"
+         *       }
+         *     }
+         */
+        JobEnv: {
+            [key: string]: string | components["schemas"]["SecretRef"];
+        } | null;
+        /** @description A named secret (PUT /secrets/{name}), resolved by the worker at each attempt; never stored here. */
+        SecretRef: {
+            /** @example billing-db */
+            secret: string;
+            /**
+             * @description The value put in place of `{}`; default: the value alone.
+             * @example Bearer {}
+             */
+            format?: string;
         };
         /** @description Defaults: 1 s base, factor 2, 300 s max, full jitter. */
         BackoffInput: {
@@ -887,6 +917,7 @@ export interface components {
             } | null;
             /** @description Any JSON (at most 64 KiB serialised). */
             payload?: unknown;
+            env?: components["schemas"]["JobEnv"];
             max_retries?: number;
             timeout_seconds?: number;
             backoff?: components["schemas"]["BackoffInput"];
@@ -984,6 +1015,7 @@ export interface components {
             } | null;
             /** @description Any JSON (at most 64 KiB serialised). */
             payload?: unknown;
+            env?: components["schemas"]["JobEnv"];
             /** @default 3 */
             max_retries: number;
             /** @default 300 */

@@ -25,3 +25,4 @@ export * from './address-policy';
 export * from './trace-context';
 export * from './live-output';
 export * from './job-env';
+export * from './secret-refs';

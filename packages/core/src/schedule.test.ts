@@ -18,6 +18,7 @@ function job(overrides: Partial<Job> = {}): Job {
     http: null,
     lambda: null,
     payload: null,
+    env: null,
     status: 'active',
     maxRetries: 0,
     backoff: DEFAULT_BACKOFF,

@@ -1,4 +1,5 @@
 /** @module types — the domain vocabulary shared by every package: jobs, executions, workers, transitions. */
+import type { JobEnv } from './secret-refs';
 import type { HttpTarget, LambdaTarget } from './targets';
 
 export const EXECUTION_STATUSES = [
@@ -89,6 +90,8 @@ export interface Job {
   http: HttpTarget | null;
   lambda: LambdaTarget | null;
   payload: unknown;
+  /** A command's own variables (plain, or secret references resolved at the attempt); null: none. */
+  env: JobEnv | null;
   status: JobStatus;
   maxRetries: number;
   backoff: Backoff;

@@ -4,6 +4,14 @@
  */
 import { PRIVATE_ENV, passesThrough, type EnvPassthrough, type StartedExecution } from '@jobs/core';
 
+/** The text values of a job's `env` (references are resolved before a command runs, see secrets.ts). */
+export function plainEnv(env: StartedExecution['env']): Record<string, string> | undefined {
+  if (!env) return undefined;
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (typeof value === 'string') out[name] = value;
+  return out;
+}
+
 /** PATH when the worker has none (the Debian default for a login shell). */
 export const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 

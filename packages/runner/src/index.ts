@@ -9,6 +9,7 @@ export {
 } from './runner';
 export { runShell, type ShellOptions } from './shell';
 export { commandEnv, DEFAULT_PATH, type CommandEnvOptions } from './command-env';
+export { attemptSecretNames, maskValues, type SecretSource } from './secrets';
 export { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 export { findSupervisor, lookupUser, type Supervision } from './supervisor';
 export { createHttpTarget, requestBody, retryAfterMs, type HttpOptions } from './http';

@@ -8,6 +8,7 @@ import { createHttpTarget, type HttpOptions } from './http';
 import { createLambdaTarget, type LambdaOptions } from './lambda';
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 import { runShell, type ShellOptions } from './shell';
+import { attemptSecretNames, maskingSink, maskResult, resolveAttempt, type SecretSource } from './secrets';
 import { traceAttempts } from './traced';
 
 export interface HandlerContext {
@@ -37,6 +38,8 @@ export interface RunnerOptions extends ShellOptions {
   lambda?: LambdaOptions;
   /** A span per attempt (and its TRACEPARENT); absent: tracing off, and attempts run exactly as without it. */
   tracing?: Tracing | null;
+  /** Where secret references are resolved (SECRETS_KEY); absent: an attempt that references one fails. */
+  secrets?: SecretSource | null;
 }
 
 export const COMMANDS_DISABLED = 'command jobs are disabled on this worker (COMMAND_JOBS=off)';
@@ -50,34 +53,47 @@ export function createRunner(options: RunnerOptions = {}): Runner & { handlers: 
   const limit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
   const runHttp = createHttpTarget({ outputLimit: limit, tracing: options.tracing ?? null, ...options.http });
   const runLambda = createLambdaTarget({ outputLimit: limit, ...options.lambda });
+  const live = options.liveOutput ?? null;
+  const runTarget = async (
+    execution: StartedExecution,
+    cancel: Cancellation,
+    liveOutput: LiveOutputSink | null,
+  ): Promise<RunResult> => {
+    if (execution.http) return runHttp(execution.http, execution, cancel);
+    if (execution.lambda) return runLambda(execution.lambda, execution, cancel.signal);
+    if (execution.handler) {
+      const handler = handlers.get(execution.handler);
+      if (!handler) {
+        return {
+          ok: false,
+          exitCode: null,
+          output: '',
+          error: `no handler named ${JSON.stringify(execution.handler)} is registered in this worker`,
+        };
+      }
+      return runHandler(handler, execution, cancel, limit, liveOutput);
+    }
+    if (execution.command) {
+      if (options.commands === false) return { ok: false, exitCode: null, output: '', error: COMMANDS_DISABLED };
+      return runShell(execution.command, execution, cancel.signal, { ...options, liveOutput });
+    }
+    return {
+      ok: false,
+      exitCode: null,
+      output: '',
+      error: 'job has no target (command, handler, http or lambda)',
+      final: true,
+    };
+  };
   const runner = {
     handlers,
     async run(execution: StartedExecution, cancel: Cancellation): Promise<RunResult> {
-      if (execution.http) return runHttp(execution.http, execution, cancel);
-      if (execution.lambda) return runLambda(execution.lambda, execution, cancel.signal);
-      if (execution.handler) {
-        const handler = handlers.get(execution.handler);
-        if (!handler) {
-          return {
-            ok: false,
-            exitCode: null,
-            output: '',
-            error: `no handler named ${JSON.stringify(execution.handler)} is registered in this worker`,
-          };
-        }
-        return runHandler(handler, execution, cancel, limit, options.liveOutput ?? null);
-      }
-      if (execution.command) {
-        if (options.commands === false) return { ok: false, exitCode: null, output: '', error: COMMANDS_DISABLED };
-        return runShell(execution.command, execution, cancel.signal, options);
-      }
-      return {
-        ok: false,
-        exitCode: null,
-        output: '',
-        error: 'job has no target (command, handler, http or lambda)',
-        final: true,
-      };
+      const names = attemptSecretNames(execution);
+      if (names.length === 0) return runTarget(execution, cancel, live);
+      const resolved = await resolveAttempt(execution, names, options.secrets ?? null);
+      if (!('values' in resolved)) return resolved;
+      const result = await runTarget(resolved.execution, cancel, maskingSink(live, resolved.values));
+      return maskResult(result, resolved.values);
     },
   };
   return options.tracing ? { handlers, run: traceAttempts(runner, options.tracing).run } : runner;

@@ -14,7 +14,7 @@ import type { EnvPassthrough, LiveOutputSink, RunResult, StartedExecution } from
 import { CappedOutput, DEFAULT_OUTPUT_LIMIT } from './output';
 import { StreamLines } from './stream-lines';
 import type { Supervision } from './supervisor';
-import { commandEnv } from './command-env';
+import { commandEnv, plainEnv } from './command-env';
 
 export interface ShellOptions {
   outputLimit?: number;
@@ -69,7 +69,9 @@ export function runShell(
       // Its own session: a Ctrl-C meant for the worker does not reach the command (and kill(-pid) reaches its group).
       detached: true,
       stdio: [supervision ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-      env: options.env ?? commandEnv(execution, { passthrough: options.envPassthrough ?? [] }),
+      env:
+        options.env ??
+        commandEnv(execution, { passthrough: options.envPassthrough ?? [], own: plainEnv(execution.env) }),
     });
     // The supervisor may exit before a late 'T' is written; the write error is expected then.
     child.stdin?.on('error', () => undefined);

@@ -59,6 +59,7 @@ export function specColumns(spec: JobSpec): { names: string[]; values: unknown[]
     ['http', spec.http ? JSON.stringify(spec.http) : null],
     ['lambda', spec.lambda ? JSON.stringify(spec.lambda) : null],
     ['payload', JSON.stringify(spec.payload ?? null)],
+    ['env', spec.env && Object.keys(spec.env).length > 0 ? JSON.stringify(spec.env) : null],
     ['status', spec.status ?? 'active'],
     ['max_retries', spec.maxRetries],
     ['backoff_base_ms', spec.backoff.baseMs],

@@ -10,6 +10,7 @@ import {
 import pg from 'pg';
 import type {
   Backoff,
+  JobEnv,
   ChangedExecution,
   CreatedExecution,
   Delivery,
@@ -65,6 +66,7 @@ export interface JobRow extends BackoffRow, LimitsRow {
   http?: HttpTarget | null;
   lambda?: LambdaTarget | null;
   payload: unknown;
+  env?: JobEnv | null;
   status: JobStatus;
   max_retries: number;
   timeout_ms: number;
@@ -172,7 +174,7 @@ export interface CancelledRow {
 }
 
 /** The jobs columns of a JobDefinition (what an attempt runs with), read by toJobDefinition. */
-export const JOB_DEFINITION_COLUMNS = `payload, command, handler, http, lambda, timeout_ms, timezone, max_retries,
+export const JOB_DEFINITION_COLUMNS = `payload, command, handler, http, lambda, env, timeout_ms, timezone, max_retries,
   backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, overlap, version`;
 
 /** A jobs row as JOB_DEFINITION_COLUMNS reads it. */
@@ -183,6 +185,7 @@ export type JobDefinitionRow = Pick<
   | 'handler'
   | 'http'
   | 'lambda'
+  | 'env'
   | 'timeout_ms'
   | 'timezone'
   | 'max_retries'
@@ -198,6 +201,7 @@ export function toJobDefinition(r: JobDefinitionRow): JobDefinition {
     handler: r.handler,
     http: r.http ?? null,
     lambda: r.lambda ?? null,
+    env: r.env ?? null,
     timeoutMs: r.timeout_ms,
     timezone: r.timezone,
     maxRetries: r.max_retries,

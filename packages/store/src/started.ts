@@ -16,7 +16,7 @@ export interface TraceRead {
 const STARTED_COLUMNS = (
   read: TraceRead,
 ) => `e.id, e.token, e.job_id, e.attempt, coalesce(e.root_id, e.id) AS root_id, e.trigger, e.lane,
-  e.priority, e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.http, j.lambda, j.timeout_ms,
+  e.priority, e.scheduled_for, coalesce(e.payload, j.payload) AS payload, j.command, j.handler, j.http, j.lambda, j.env, j.timeout_ms,
   j.max_retries, j.backoff_base_ms, j.backoff_factor, j.backoff_max_ms, j.backoff_jitter, j.overlap, e.flow_key,
   j.version AS job_version, j.timezone, e.delivery${read.traceparent ? ', e.traceparent' : ''}`;
 
@@ -36,6 +36,7 @@ export interface StartedRow extends BackoffRow {
   handler: string | null;
   http: StartedExecution['http'] | null;
   lambda: StartedExecution['lambda'] | null;
+  env?: StartedExecution['env'];
   timeout_ms: number;
   max_retries: number;
   overlap: StartedExecution['overlap'];
@@ -62,6 +63,7 @@ export function toStarted(r: StartedRow): StartedExecution {
     handler: r.handler,
     http: r.http ?? null,
     lambda: r.lambda ?? null,
+    env: r.env ?? null,
     timeoutMs: r.timeout_ms,
     maxRetries: r.max_retries,
     backoff: toBackoff(r),

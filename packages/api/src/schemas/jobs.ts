@@ -3,6 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { LANES, MISFIRE_POLICIES, OVERLAP_POLICIES } from '@jobs/core';
 import { InputInstant, Instant, NullableInstant, checkSchedule } from './common';
 import { limitInputFields, limitOutputFields, refineLimits } from './limits';
+import { JobEnvInput } from './env';
 import { HttpTargetInput, HttpTargetJson, LambdaTargetInput, LambdaTargetJson } from './targets';
 
 export const HANDLER_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
@@ -121,6 +122,13 @@ function refineJob(body: Record<string, unknown>, ctx: z.RefinementCtx): void {
     const problem = payloadProblem(body.http.body);
     if (problem) ctx.addIssue({ code: 'custom', path: ['http', 'body'], message: problem });
   }
+  if (isRecord(body.env) && Object.keys(body.env).length > 0 && targets.length === 1 && targets[0] !== 'command') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['env'],
+      message: `env is a command's environment; a ${targets[0]} job has none (send "env": null)`,
+    });
+  }
   refineLimits(body, ctx);
 }
 
@@ -197,6 +205,7 @@ export const JobFields = z.strictObject({
     description: 'A RequestResponse Lambda invocation per attempt, the payload as the event.',
   }),
   payload: z.unknown().optional().openapi({ description: 'Any JSON (at most 64 KiB serialised).' }),
+  env: JobEnvInput.nullish(),
   max_retries: z.number().int().min(0).max(100).default(3),
   timeout_seconds: z.number().int().min(1).max(86_400).default(300),
   backoff: BackoffInput.optional().openapi({ description: 'Defaults: 1 s base, factor 2, 300 s max, full jitter.' }),
@@ -262,6 +271,10 @@ export const Job = z
       .string()
       .openapi({ example: 'POST https://api.example.com/hooks/nightly', description: 'The target in words.' }),
     payload: z.unknown(),
+    env: z
+      .record(z.string(), z.union([z.string(), z.object({ secret: z.string(), format: z.string().optional() })]))
+      .nullable()
+      .openapi({ description: "A command's own variables; a secret shows as its reference, never its value." }),
     status: z.enum(JOB_STATUSES),
     max_retries: z.number().int(),
     timeout_seconds: z.number(),

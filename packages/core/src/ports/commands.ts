@@ -18,7 +18,10 @@ export type JobSpec = Omit<
   | 'updatedAt'
   | 'http'
   | 'lambda'
+  | 'env'
 > & {
+  /** Default: none. */
+  env?: Job['env'];
   status?: Job['status'];
   /** Default: null (the deployment's HISTORY_RETENTION). */
   retentionDays?: number | null;

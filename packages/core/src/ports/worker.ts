@@ -16,6 +16,7 @@ export type JobDefinition = Pick<
   | 'handler'
   | 'http'
   | 'lambda'
+  | 'env'
   | 'timeoutMs'
   | 'timezone'
   | 'maxRetries'
@@ -28,7 +29,9 @@ export type JobDefinition = Pick<
  * An execution a worker won in PostgreSQL, with everything needed to run it: its own fields and its job's definition
  * (`payload` is the execution's own when it has one; `version` becomes `jobVersion`).
  */
-export interface StartedExecution extends Omit<JobDefinition, 'version'> {
+export interface StartedExecution extends Omit<JobDefinition, 'version' | 'env'> {
+  /** A command's own variables, secret references unresolved (the runner resolves them); null or absent: none. */
+  env?: Job['env'];
   id: string;
   token: string;
   jobId: string;
