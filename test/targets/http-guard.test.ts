@@ -68,6 +68,7 @@ describe('HTTP target: the request', () => {
       'jobs-job-id': '7',
       'jobs-execution-id': '42',
       'jobs-attempt': '2',
+      'jobs-delivery': '1',
       'idempotency-key': 'jobs-40',
     });
     const signature = req!.headers['jobs-signature'] as string;
@@ -78,6 +79,16 @@ describe('HTTP target: the request', () => {
     expect(verifySignature(signature, req!.body, ['old-secret'])).toBe(false);
     expect(verifySignature(signature, `${req!.body} `, ['new-secret'])).toBe(false);
     expect(result.output).toBe('HTTP 200 OK\ncontent-type: text/plain\n\nok');
+  });
+
+  it('says which delivery of the attempt a request is: the same attempt sent again after a shutdown counts up', async () => {
+    // A target's own Jobs-Delivery (a row from before the name was reserved) is replaced, never sent beside it.
+    const target = { url: receiver.url(), headers: { 'Jobs-Delivery': 'theirs' } };
+    for (const delivery of [1, 3]) expect(await run(started(target, { delivery }))).toMatchObject({ ok: true });
+    expect(receiver.requests.map((r) => [r.headers['jobs-attempt'], r.headers['jobs-delivery']])).toEqual([
+      ['2', '1'],
+      ['2', '3'],
+    ]);
   });
 
   it("signs each body on its own, also within one second through one runner; its own headers replace the target's", async () => {

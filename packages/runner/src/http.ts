@@ -92,7 +92,7 @@ interface PreparedTarget {
 }
 
 /** Headers every attempt sets itself: a target's own header of the same name is replaced, never sent beside it. */
-const PER_ATTEMPT_HEADERS = ['jobs-job-id', 'jobs-execution-id', 'jobs-attempt', 'idempotency-key'];
+const PER_ATTEMPT_HEADERS = ['jobs-job-id', 'jobs-execution-id', 'jobs-attempt', 'jobs-delivery', 'idempotency-key'];
 
 function prepare(target: HttpTarget, policy: AddressPolicy, replaced: readonly string[]): PreparedTarget {
   let url: URL;
@@ -179,6 +179,9 @@ export function createHttpTarget(options: Partial<HttpOptions> = {}) {
       execution.id,
       'jobs-attempt',
       `${execution.attempt}`,
+      // 1, or more when this attempt was given back at a shutdown (or lost with its worker) and is sent again.
+      'jobs-delivery',
+      `${execution.delivery}`,
       'idempotency-key',
       `jobs-${execution.rootId}`,
     );
