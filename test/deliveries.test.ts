@@ -98,6 +98,73 @@ describe('a redelivered attempt', () => {
   });
 });
 
+describe('a suspect (an attempt whose worker was lost before its start was recorded)', () => {
+  /** A handler that notes which attempts were running when each one started; they take `ms`, `ms * 2`, ... in turn. */
+  function tracker(ms: number) {
+    const active = new Set<string>();
+    const starts: { id: string; alongside: string[] }[] = [];
+    const track = async (ctx: { executionId: string }) => {
+      starts.push({ id: ctx.executionId, alongside: [...active] });
+      active.add(ctx.executionId);
+      await new Promise((r) => setTimeout(r, ms * (1 + (starts.length % 3))));
+      active.delete(ctx.executionId);
+    };
+    /** The suspect ran with nothing else on the worker: none was running when it started, none started meanwhile. */
+    const ranAlone = (id: string) => {
+      expect(starts.find((s) => s.id === id)?.alongside).toEqual([]);
+      expect(starts.filter((s) => s.alongside.includes(id))).toEqual([]);
+    };
+    return { handlers: { track }, starts, active, ranAlone };
+  }
+
+  /** Triggers a job and loses its first delivery with a worker that died before recording its start. */
+  async function suspectOf(jobId: string): Promise<string> {
+    const { execution } = await triggerJob(e.deps, { jobId });
+    const { claims } = await h.env.queue.claim({ lane: execution.lane, count: 1, leaseMs: 60_000 });
+    expect(claims.map((c) => c.id)).toEqual([execution.id]);
+    await expireLease(h.env, execution.lane, execution.id);
+    expect((await reapOnce(e.deps, { lanes: LANES })).requeued).toBe(1);
+    return execution.id;
+  }
+
+  const succeeded = async (jobIds: string[]) => {
+    const { rows } = await h.env.pool.query(
+      `SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS ok, count(*)::int AS n FROM executions WHERE job_id = ANY($1::bigint[])`,
+      [jobIds],
+    );
+    return rows[0].n > 0 && rows[0].ok === rows[0].n;
+  };
+
+  it('runs alone on an idle worker, which claims nothing else while it runs', async () => {
+    const t = tracker(100);
+    const poison = await createJob(e.deps, jobSpec({ handler: 'track', maxRetries: 0 }));
+    const healthy = await createJob(e.deps, jobSpec({ handler: 'track', maxRetries: 0 }));
+    const suspect = await suspectOf(poison.id);
+    for (let i = 0; i < 6; i++) await triggerJob(e.deps, { jobId: healthy.id });
+    await e.worker({ concurrency: 4, handlers: t.handlers });
+    await eventually(() => succeeded([poison.id, healthy.id]), 15_000);
+    t.ranAlone(suspect);
+    // The healthy attempts still ran side by side.
+    expect(Math.max(...t.starts.map((s) => s.alongside.length))).toBeGreaterThan(0);
+  });
+
+  it('is run by a busy worker once it has emptied itself, and the work behind it runs after', async () => {
+    const t = tracker(300);
+    const poison = await createJob(e.deps, jobSpec({ handler: 'track', maxRetries: 0, priority: 10 }));
+    const healthy = await createJob(e.deps, jobSpec({ handler: 'track', maxRetries: 0 }));
+    for (let i = 0; i < 8; i++) await triggerJob(e.deps, { jobId: healthy.id });
+    await e.worker({ concurrency: 3, handlers: t.handlers });
+    await eventually(() => t.active.size === 3);
+    // Higher priority: the worker meets it first among what waits, while it is busy.
+    const suspect = await suspectOf(poison.id);
+    await eventually(() => succeeded([poison.id, healthy.id]), 20_000);
+    t.ranAlone(suspect);
+    const events = e.logs.map((l) => (l.obj as { event?: string }).event);
+    expect(events).toContain('worker.suspect_turn');
+    expect(events).toContain('worker.suspect_claimed');
+  });
+});
+
 describe("an execution's timeline", () => {
   it('lists its steps in time order: a fire time queued ahead shows Queued above Due', async () => {
     const job = await h.createJob({ cron_expr: '0 0 1 1 *', command: 'true' });

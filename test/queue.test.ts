@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setLanePaused, type QueueItem } from '@jobs/core';
 import { createTestEnv, eventually, recorder, type TestEnv } from './support/env';
-import { leasesLeft } from './support/queue-probe';
+import { expireLease, leasesLeft } from './support/queue-probe';
 
 let env: TestEnv;
 beforeEach(async () => {
@@ -84,13 +84,86 @@ describe(`queue port (${process.env.TEST_QUEUE_BACKEND ?? 'redis'})`, () => {
     expect(await env.queue.reapExpired({ lane: 'short', limit: 10 })).toEqual([{ id: '1', deliveries: 1 }]);
     expect(await env.queue.reapExpired({ lane: 'short', limit: 10 })).toEqual([]);
     await env.queue.push([item(1)]);
-    const second = await claim(1, 100);
+    // Its worker was lost: it is a suspect now, which only a claim of a worker with nothing in flight takes.
+    const second = await env.queue.claim({ lane: 'short', count: 1, leaseMs: 100, idle: true });
     expect(second.claims.map((c) => c.id)).toEqual(['1']);
     expect(second.claims[0]!.token).not.toBe(first.claims[0]!.token);
     await env.queue.settle({ lane: 'short', acks: first.claims, dead: [], push: [] });
     expect((await env.queue.depth()).short.running).toBe(1);
     await new Promise((r) => setTimeout(r, 150));
     expect(await env.queue.reapExpired({ lane: 'short', limit: 10 })).toEqual([{ id: '1', deliveries: 2 }]);
+  });
+
+  describe('a suspect (an attempt whose worker was lost: it may kill its worker again)', () => {
+    /** Makes id 1 a suspect: claimed, its lease expired and reaped, then pushed again (as reapOnce does). */
+    async function suspect(over: Partial<QueueItem> = {}): Promise<void> {
+      await env.queue.push([item(1, over)]);
+      await claim(1, 60_000, over.lane ?? 'short');
+      await expireLease(env, over.lane ?? 'short', '1');
+      expect(await env.queue.reapExpired({ lane: over.lane ?? 'short', limit: 10 })).toEqual([
+        { id: '1', deliveries: 1 },
+      ]);
+      await env.queue.push([item(1, over)]);
+    }
+    const as = (worker: string, idle: boolean, count = 10, leaseMs = 60_000) =>
+      env.queue.claim({ lane: 'short', count, leaseMs, worker, idle });
+    const ids = (r: { claims: { id: string }[] }) => r.claims.map((c) => c.id).sort();
+
+    it('is claimed only by an idle worker, alone; a busy one stops before it (its turn) or passes over it', async () => {
+      const t = Date.now() - 10_000;
+      await suspect({ dueAt: new Date(t) });
+      await env.queue.push([2, 3, 4, 5].map((id) => item(id, { dueAt: new Date(t + id) })));
+      // The first busy worker to meet it takes the lane's turn and claims nothing from there on.
+      expect(await as('a', false)).toMatchObject({ claims: [], isolation: 'turn' });
+      // Another busy worker passes over it and claims what is behind it.
+      const b = await as('b', false, 2);
+      expect([ids(b), b.isolation]).toEqual([['2', '3'], null]);
+      // An idle worker takes it, and nothing else, however many it asks for.
+      const c = await as('c', true);
+      expect([ids(c), c.isolation]).toEqual([['1'], 'alone']);
+      expect((await env.queue.depth()).short).toMatchObject({ ready: 2, running: 3 });
+      // Nothing else of it is left: the turn's holder, idle at last, claims the healthy rest.
+      expect(await as('a', false, 0)).toMatchObject({ claims: [], isolation: 'turn' });
+      const a = await as('a', true);
+      expect([ids(a), a.isolation]).toEqual([['4', '5'], null]);
+      expect(await as('a', false, 0)).toMatchObject({ isolation: null });
+    });
+
+    it('is not taken by an idle worker once it claimed something ahead of it: it takes the turn instead', async () => {
+      const t = Date.now() - 10_000;
+      await suspect({ dueAt: new Date(t + 1) });
+      await env.queue.push([item(2, { dueAt: new Date(t) }), item(3, { dueAt: new Date(t + 2) })]);
+      const first = await as('a', true);
+      expect([ids(first), first.isolation]).toEqual([['2'], 'turn']);
+      // Idle again (2 ended): now it meets the suspect first, and takes it alone.
+      await env.queue.settle({ lane: 'short', acks: first.claims, dead: [], push: [] });
+      const second = await as('a', true);
+      expect([ids(second), second.isolation]).toEqual([['1'], 'alone']);
+      expect(ids(await as('a', false))).toEqual(['3']);
+    });
+
+    it("passes to another worker when its holder does not keep it (it lapses after the claim's lease)", async () => {
+      await suspect();
+      expect(await as('a', false, 10, 300)).toMatchObject({ claims: [], isolation: 'turn' });
+      // Kept (a claim of none) while its holder empties itself; another busy worker passes over the suspect.
+      expect(await as('a', false, 0, 300)).toMatchObject({ isolation: 'turn' });
+      expect(await as('b', false, 10, 300)).toMatchObject({ claims: [], isolation: null });
+      expect(await as('b', false, 0, 300)).toMatchObject({ isolation: null });
+      // Holder a died: its turn lapses, and the next busy worker to meet the suspect takes it over.
+      await eventually(async () => expect(await as('b', false, 10, 300)).toMatchObject({ isolation: 'turn' }), 5000);
+      expect(await as('a', false, 0, 300)).toMatchObject({ isolation: null });
+      expect(await as('b', true)).toMatchObject({ claims: [{ id: '1' }], isolation: 'alone' });
+    });
+
+    it('wakes no waiting worker by itself: only healthy ready work does', async () => {
+      await suspect();
+      expect(await as('a', false)).toMatchObject({ claims: [], isolation: 'turn' });
+      await env.queue.push([item(2)]);
+      expect(ids(await as('b', false))).toEqual(['2']);
+      // Only the suspect is left, and a busy worker cannot take it: a wait is not woken for it.
+      expect(await env.queue.waitForWork(['short'], 300)).toBeNull();
+      expect(await as('c', true)).toMatchObject({ claims: [{ id: '1' }], isolation: 'alone' });
+    });
   });
 
   it('withdraws waiting ids and tells the workers of running ones to stop', async () => {

@@ -124,7 +124,8 @@ describe('crash recovery', () => {
       [1, 1000],
       [2, 2000],
     ] as const) {
-      const { claims } = await env.queue.claim({ lane, count: 1, leaseMs: 60_000 });
+      // From its second delivery on it is a suspect, claimed only by a worker with nothing in flight.
+      const { claims } = await env.queue.claim({ lane, count: 1, leaseMs: 60_000, idle: true });
       expect(claims.map((c) => c.id)).toEqual([execution.id]);
       await expireLease(env, lane, execution.id); // the worker died before it recorded the start
       const reapedAt = Date.now();
@@ -137,7 +138,7 @@ describe('crash recovery', () => {
       // ...and then delivered again, counted as its next delivery.
       await new Promise((r) => setTimeout(r, early.nextDueAt!.getTime() - Date.now() + 50));
       if (deliveries === 2) {
-        const { claims: again } = await env.queue.claim({ lane, count: 1, leaseMs: 60_000 });
+        const { claims: again } = await env.queue.claim({ lane, count: 1, leaseMs: 60_000, idle: true });
         expect(again.map((c) => c.id)).toEqual([execution.id]);
       }
     }

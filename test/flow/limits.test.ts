@@ -2,13 +2,23 @@
  * Flow control against the queue ports, on the real PostgreSQL and Redis, with in-process workers: each behaviour
  * is stated once and run for every queue adapter in QUEUE_ADAPTERS (support.ts).
  */
-import { createJob, limitsChanged, restoreFlow, setLanePaused, syncLimits, triggerJob, type Job } from '@jobs/core';
+import {
+  LANES,
+  createJob,
+  limitsChanged,
+  reapOnce,
+  restoreFlow,
+  setLanePaused,
+  syncLimits,
+  triggerJob,
+  type Job,
+} from '@jobs/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { engine } from '../support/engine';
 import { createTestEnv, eventually, type TestEnv } from '../support/env';
 import { jobSpec } from '../support/fixtures';
 import { QUEUE_ADAPTERS, limits, maxOverlap, maxStartsInWindow, runsOf } from './support';
-import { limitedLeft } from '../support/queue-probe';
+import { expireLease, limitedLeft } from '../support/queue-probe';
 
 describe.each(QUEUE_ADAPTERS)('flow control ($name)', (adapter) => {
   let env: TestEnv;
@@ -145,6 +155,34 @@ describe.each(QUEUE_ADAPTERS)('flow control ($name)', (adapter) => {
     expect(maxOverlap(runs.slice(0, 3))).toBe(1);
     expect(maxOverlap(runs.slice(3))).toBeGreaterThan(1);
     expect(await limitedLeft(env)).toBe(0);
+  });
+
+  it('runs a suspect of a limited job alone, within its limits, and the healthy attempts around it side by side', async () => {
+    const active = new Set<string>();
+    const starts: { id: string; alongside: string[] }[] = [];
+    const track = async (ctx: { executionId: string }) => {
+      starts.push({ id: ctx.executionId, alongside: [...active] });
+      active.add(ctx.executionId);
+      await new Promise((r) => setTimeout(r, 100 * (1 + (starts.length % 3))));
+      active.delete(ctx.executionId);
+    };
+    const job = await createJob(e.deps, jobSpec({ handler: 'track', limits: limits({ maxConcurrency: 3 }) }));
+    const other = await createJob(e.deps, jobSpec({ handler: 'track' }));
+    // Its first delivery is lost with a worker that died before recording its start.
+    const { execution } = await triggerJob(e.deps, { jobId: job.id });
+    await restoreFlow(e.deps);
+    const { claims } = await e.deps.queue.claim({ lane: 'short', count: 1, leaseMs: 60_000 });
+    expect(claims.map((c) => c.id)).toEqual([execution.id]);
+    await expireLease(env, 'short', execution.id);
+    expect((await reapOnce(e.deps, { lanes: LANES })).requeued).toBe(1);
+    await trigger(job, null, 5);
+    await Promise.all(Array.from({ length: 4 }, () => triggerJob(e.deps, { jobId: other.id })));
+    await e.worker({ concurrency: 4, handlers: { track } });
+    await finished(job, 6);
+    await finished(other, 4);
+    expect(starts.find((s) => s.id === execution.id)?.alongside).toEqual([]);
+    expect(starts.filter((s) => s.alongside.includes(execution.id))).toEqual([]);
+    expect(maxOverlap(await runsOf(env.pool, job.id))).toBeLessThanOrEqual(3);
   });
 
   it('frees the slots of a worker that died (lease expiry) and of cancelled waiting attempts', async () => {

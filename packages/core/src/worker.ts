@@ -149,6 +149,12 @@ export class Worker {
   private lastRestoreAt = 0;
   /** The newer release this worker retired for (null: it has not). */
   private supersededByRelease: string | null = null;
+  /** A suspect (see ClaimIsolation) claimed alone is in flight: nothing else is claimed until it ends. */
+  private suspectRunning = false;
+  /** The lane whose suspect this worker is to take: it claims nothing until it is idle, then claims that lane. */
+  private suspectTurn: Lane | null = null;
+  /** When the turn was last kept (performance.now()). */
+  private turnKeptAt = 0;
 
   constructor(
     private readonly deps: WorkerDeps,
@@ -259,6 +265,16 @@ export class Worker {
     // When each lane's last claim came back empty (absent: it returned work, or has not been asked yet).
     const emptyAt = new Map<Lane, number>();
     while (!this.stopping) {
+      if (this.suspectRunning || this.suspectTurn) {
+        if (this.inFlight > 0) {
+          await this.keepTurn();
+          await this.waitForSlot(this.turnKeepMs());
+          continue;
+        }
+        this.suspectRunning = false;
+        if (this.suspectTurn) hint = this.suspectTurn;
+        this.suspectTurn = null;
+      }
       const free = concurrency - this.inFlight;
       if (free <= 0 || this.recorder.backlog >= Math.max(2000, concurrency * 4)) {
         await this.waitForSlot(pollMs);
@@ -297,7 +313,7 @@ export class Worker {
         if (count <= 0) break;
         let result;
         try {
-          result = await this.deps.queue.claim({ lane, count, leaseMs });
+          result = await this.deps.queue.claim({ lane, count, leaseMs, worker: this.id, idle: this.inFlight === 0 });
         } catch (error) {
           this.deps.logger.warn({ event: 'worker.claim_failed', worker_id: this.id, lane, err: String(error) });
           await sleep(Math.min(pollMs, 1000));
@@ -316,6 +332,10 @@ export class Worker {
           this.reserved += result.claims.length;
           void this.startClaims(lane, result.claims);
         }
+        if (result.isolation) {
+          this.noteIsolation(lane, result.isolation, result.claims);
+          break;
+        }
         if (restore) break;
       }
       laneIndex++;
@@ -324,7 +344,7 @@ export class Worker {
         continue;
       }
       if (claimedAny) idleSince = Date.now();
-      if (mayHaveMore || (claimedAny && this.stopping)) continue;
+      if (mayHaveMore || (claimedAny && this.stopping) || this.suspectRunning || this.suspectTurn) continue;
       let waitMs = pollMs;
       let dueSoon = false;
       for (const due of nextDue.values()) {
@@ -341,6 +361,45 @@ export class Worker {
           await sleep(Math.min(pollMs, 1000));
         }
       }
+    }
+  }
+
+  /** A claim took a suspect alone, or gave this worker the turn to take one: it claims nothing until that ends. */
+  private noteIsolation(lane: Lane, isolation: 'alone' | 'turn', claims: Claim[]): void {
+    if (isolation === 'alone') this.suspectRunning = true;
+    else {
+      this.suspectTurn = lane;
+      this.turnKeptAt = performance.now();
+    }
+    this.deps.logger.info({
+      event: isolation === 'alone' ? 'worker.suspect_claimed' : 'worker.suspect_turn',
+      worker_id: this.id,
+      lane,
+      in_flight: this.inFlight,
+      ...(isolation === 'alone' ? { execution_id: claims[0]?.id } : {}),
+    });
+  }
+
+  /** How often a worker emptying itself for a suspect keeps its turn (which lapses after a lease). */
+  private turnKeepMs(): number {
+    return Math.max(50, Math.min(this.options.pollMs, Math.floor(this.options.leaseMs / 3)));
+  }
+
+  /** Keeps this worker's turn to take a suspect while it empties itself; a turn lost lets it claim again at once. */
+  private async keepTurn(): Promise<void> {
+    const lane = this.suspectTurn;
+    if (!lane || performance.now() - this.turnKeptAt < this.turnKeepMs()) return;
+    this.turnKeptAt = performance.now();
+    try {
+      const { isolation } = await this.deps.queue.claim({
+        lane,
+        count: 0,
+        leaseMs: this.options.leaseMs,
+        worker: this.id,
+      });
+      if (isolation !== 'turn' && this.suspectTurn === lane) this.suspectTurn = null;
+    } catch (error) {
+      this.deps.logger.warn({ event: 'worker.claim_failed', worker_id: this.id, lane, err: String(error) });
     }
   }
 

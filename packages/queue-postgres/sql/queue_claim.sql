@@ -1,5 +1,6 @@
 -- queue_claim: claims up to p_count ready attempts of a lane (promoting delayed ones that came due), highest priority
--- first, by the database clock (the counterpart of claim-9.lua). Attempts of limited jobs are admitted one at a time
+-- first, by the database clock (claim-10.lua without its suspects: workers of this release call queue_claim_for, and
+-- this one stays for workers of earlier releases). Attempts of limited jobs are admitted one at a time
 -- under queue_flow_lock(): their slots are the leased rows themselves, so counting is exact and nothing can drift; one
 -- that cannot start is parked on what held it back and is not looked at again until a slot of it frees
 -- (queue_release) or its window opens (wake_at).

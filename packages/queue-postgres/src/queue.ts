@@ -7,6 +7,9 @@
 import {
   LANES,
   type Claim,
+  type ClaimIsolation,
+  type ClaimRequest,
+  type ClaimResult,
   type ClaimState,
   type Lane,
   type MovedExecution,
@@ -99,29 +102,32 @@ export function createPostgresQueue(pool: pg.Pool, options: PostgresQueueOptions
     /** Pushes what the queue does not hold; the reconciler's primitive (push is already idempotent per id). */
     ensure: push,
 
-    async claim(input: {
-      lane: Lane;
-      count: number;
-      leaseMs: number;
-    }): Promise<{ claims: Claim[]; nextDueAt: Date | null; state: ClaimState }> {
+    async claim(input: ClaimRequest): Promise<ClaimResult> {
       listener.take(input.lane);
-      const { rows } = await pool.query('SELECT id::text, token, next_due, state FROM queue_claim($1, $2, $3, $4)', [
-        input.lane,
-        input.count,
-        input.leaseMs,
-        randomBytes(9).toString('base64url'),
-      ]);
+      const { rows } = await pool.query(
+        'SELECT id::text, token, next_due, state, isolation FROM queue_claim_for($1, $2, $3, $4, $5, $6)',
+        [
+          input.lane,
+          input.count,
+          input.leaseMs,
+          randomBytes(9).toString('base64url'),
+          input.worker ?? '',
+          !!input.idle,
+        ],
+      );
       const claims: Claim[] = [];
       let nextDueAt: Date | null = null;
       let state: ClaimState = 'ok';
+      let isolation: ClaimIsolation = null;
       for (const row of rows) {
         if (row.id !== null) claims.push({ id: row.id, token: row.token });
         else {
           nextDueAt = row.next_due;
           state = row.state;
+          isolation = row.isolation;
         }
       }
-      return { claims, nextDueAt, state };
+      return { claims, nextDueAt, state, isolation };
     },
 
     waitForWork: (lanes: readonly Lane[], timeoutMs: number) => listener.wait(lanes, timeoutMs),

@@ -16,6 +16,8 @@ export interface LaneKeys {
   marker: string;
   /** Attempts of limited jobs ready to be checked against their limits (scored like ready). */
   fready: string;
+  /** String: the worker whose turn it is to claim a suspect of the lane alone (lua/claim-10.lua). */
+  turn: string;
 }
 
 export interface QueueKeys {
@@ -64,6 +66,7 @@ export function queueKeys(prefix: string = DEFAULT_PREFIX): QueueKeys {
           dead: `${base}:dead`,
           marker: `${base}:marker`,
           fready: `${base}:fready`,
+          turn: `${base}:turn`,
         };
         cache.set(lane, keys);
       }

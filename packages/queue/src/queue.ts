@@ -2,7 +2,17 @@
  * @module queue — the Redis adapter: delivery of execution ids with leases, through atomic Lua scripts.
  * Redis holds ids, due times and leases only; PostgreSQL holds the state, so everything here can be rebuilt.
  */
-import type { Claim, ClaimState, Lane, MovedExecution, QueueAdapter, QueueItem } from '@jobs/core';
+import type {
+  Claim,
+  ClaimIsolation,
+  ClaimRequest,
+  ClaimResult,
+  ClaimState,
+  Lane,
+  MovedExecution,
+  QueueAdapter,
+  QueueItem,
+} from '@jobs/core';
 import { LANES } from '@jobs/core';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -79,11 +89,7 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
     /** Pushes what Redis does not hold; the reconciler's primitive (push is already idempotent per id). */
     ensure: push,
 
-    async claim(input: {
-      lane: Lane;
-      count: number;
-      leaseMs: number;
-    }): Promise<{ claims: Claim[]; nextDueAt: Date | null; state: ClaimState }> {
+    async claim(input: ClaimRequest): Promise<ClaimResult> {
       const k = keys.lane(input.lane);
       const tokenPrefix = randomBytes(9).toString('base64url');
       const reply = await scripts.claim(
@@ -96,16 +102,24 @@ export function createQueue(redis: RedisClient, options: QueueOptions = {}) {
         k.fready,
         keys.control,
         keys.flow,
+        k.turn,
         input.count,
         input.leaseMs,
         tokenPrefix,
         1000,
         input.lane,
+        input.worker ?? '',
+        input.idle ? '1' : '0',
       );
       const claims: Claim[] = [];
-      for (let i = 2; i < reply.length; i += 2) claims.push({ id: String(reply[i]), token: String(reply[i + 1]) });
+      for (let i = 3; i < reply.length; i += 2) claims.push({ id: String(reply[i]), token: String(reply[i + 1]) });
       const next = Number(reply[0]);
-      return { claims, nextDueAt: next >= 0 ? new Date(next) : null, state: reply[1] as ClaimState };
+      return {
+        claims,
+        nextDueAt: next >= 0 ? new Date(next) : null,
+        state: reply[1] as ClaimState,
+        isolation: (reply[2] || null) as ClaimIsolation,
+      };
     },
 
     async waitForWork(lanes: readonly Lane[], timeoutMs: number): Promise<Lane | null> {

@@ -78,6 +78,21 @@ describe('a migration run', () => {
     }
   });
 
+  it('applies a lower-numbered migration a database lacks though it has later ones (013 landing after 014)', async () => {
+    const p = pool();
+    try {
+      const one = { version: 1, name: 'one', sql: 'CREATE TABLE t (id int)' };
+      const three = { version: 3, name: 'three', sql: 'ALTER TABLE t ADD COLUMN c int' };
+      expect(await migrate(p, { migrations: [one, three] })).toEqual([1, 3]);
+      const two = { version: 2, name: 'two', sql: 'ALTER TABLE t ADD COLUMN b int' };
+      expect(await migrate(p, { migrations: [one, two, three] })).toEqual([2]);
+      const { rows } = await admin.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
+      expect(rows.map((r) => r.version)).toEqual([1, 2, 3]);
+    } finally {
+      await p.end();
+    }
+  });
+
   it("runs a step longer than the pool's query timeout within its own budget, and stops at the budget", async () => {
     const p = new pg.Pool({ connectionString: schemaUrl(schema), max: 1, query_timeout: 300 });
     try {

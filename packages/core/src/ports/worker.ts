@@ -154,17 +154,40 @@ export interface WorkerStore extends FlowStore {
   workerRemove(id: string): Promise<void>;
 }
 
+/**
+ * A suspect is an attempt whose earlier claim was never acknowledged: its worker was lost (it may be a poison job that
+ * kills its worker). A worker claims one only when it has nothing in flight, and then nothing else until it ends, so a
+ * poison job can take only itself down. `alone`: the one claim returned is a suspect. `turn`: a suspect waits in the
+ * lane and this worker is the one to take it: it claims nothing more until it is idle (a claim of `count` 0 keeps
+ * its turn meanwhile; a turn not kept lapses after `leaseMs`), then claims the lane `idle`.
+ */
+export type ClaimIsolation = 'alone' | 'turn' | null;
+
+export interface ClaimRequest {
+  lane: Lane;
+  count: number;
+  leaseMs: number;
+  /** The claiming worker (whose turn it is to take a suspect); absent: an anonymous claim, never given a turn. */
+  worker?: string;
+  /** The worker has nothing in flight: it may take a suspect (alone). */
+  idle?: boolean;
+}
+
+export interface ClaimResult {
+  claims: Claim[];
+  nextDueAt: Date | null;
+  state: ClaimState;
+  isolation: ClaimIsolation;
+}
+
 export interface WorkerQueue extends FlowQueue {
   /**
    * Leases up to `count` ready ids of the lane that may start under their jobs' limits (see flow.ts). `nextDueAt`: when
    * the next delayed id comes due or a rate window opens. `state`: `paused` (the lane starts nothing) or `restore`
-   * (the queue lost its flow state: run restoreFlow, then claim again).
+   * (the queue lost its flow state: run restoreFlow, then claim again). Suspects (see ClaimIsolation) are claimed
+   * only by an `idle` worker, alone.
    */
-  claim(input: {
-    lane: Lane;
-    count: number;
-    leaseMs: number;
-  }): Promise<{ claims: Claim[]; nextDueAt: Date | null; state: ClaimState }>;
+  claim(input: ClaimRequest): Promise<ClaimResult>;
   /**
    * Blocks until work may be ready in one of the lanes, or the timeout passes. Returns the lane whose push woke it
    * (only that lane need be claimed), or null after a timeout (claim every lane: delayed work may have come due).

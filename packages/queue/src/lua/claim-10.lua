@@ -16,20 +16,38 @@
   KEYS[7] fready   zset  attempts of limited jobs ready to be checked, scored like ready
   KEYS[8] control  hash  restored (flow state known), paused:<lane> ("1": the lane starts nothing)
   KEYS[9] flow     the prefix of the flow keys (includes/flow.lua)
-  ARGV[1] count, ARGV[2] lease ms, ARGV[3] token prefix (unique per call), ARGV[4] promote limit, ARGV[5] lane
-  returns { next due ms (delayed id or rate window) or "-1", "ok" | "paused" | "restore", id1, token1, ... }
+  KEYS[10] turn    string the worker whose turn it is to run a suspect of this lane (expires after a lease)
+  ARGV[1] count, ARGV[2] lease ms, ARGV[3] token prefix (unique per call), ARGV[4] promote limit, ARGV[5] lane,
+  ARGV[6] worker id, ARGV[7] "1": the worker has nothing in flight (it may take a suspect)
+  returns { next due ms (delayed id or rate window) or "-1", "ok" | "paused" | "restore", isolation, id1, token1, ... }
     "restore": the flow state is lost (nothing is claimed), or an attempt's job limits are unknown (claims go on)
+    isolation: "alone" (the one id claimed is a suspect: the worker runs it alone), "turn" (a suspect waits and it is
+    this worker's turn to take it: it claims nothing more until it is idle), or ""
+
+  A suspect is an attempt claimed before whose claim was never acknowledged (deliveries > 0: its worker was lost, and
+  it may be a poison job that kills its worker). It is claimed only by a worker with nothing in flight, as the only
+  id of that claim, so that it can take no healthy attempt down with it. A busy worker's claim passes over it; the
+  first one to meet it takes the lane's turn (KEYS[10]) and stops there, so one worker empties itself for it while
+  the others go on. A claim with count 0 only keeps the caller's turn (the worker renews it while it empties).
 ]]
 -- @include flow.lua
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local control = redis.call('HMGET', KEYS[8], 'restored', 'paused:' .. ARGV[5])
-if not control[1] then return { '-1', 'restore' } end
+if not control[1] then return { '-1', 'restore', '' } end
 if control[2] == '1' then
   -- Nothing starts; no marker either, so waiting workers are not woken for this lane until it resumes.
   redis.call('ZREM', KEYS[5], 'm')
-  return { '-1', 'paused' }
+  return { '-1', 'paused', '' }
 end
+local worker, idle = ARGV[6], ARGV[7] == '1'
+if tonumber(ARGV[1]) == 0 then
+  if worker == '' or redis.call('GET', KEYS[10]) ~= worker then return { '-1', 'ok', '' } end
+  redis.call('PEXPIRE', KEYS[10], ARGV[2])
+  return { '-1', 'ok', 'turn' }
+end
+-- An idle worker's turn has served: it meets the suspect now, and takes it or the turn again.
+if idle and redis.call('GET', KEYS[10]) == worker then redis.call('DEL', KEYS[10]) end
 local F = KEYS[9]
 local P = string.sub(F, 1, -6)
 
@@ -122,7 +140,7 @@ end
 
 local count = tonumber(ARGV[1])
 local expiry = now + tonumber(ARGV[2])
-local result = { '-1', 'ok' }
+local result = { '-1', 'ok', '' }
 local n = 0
 local function lease(id, limited, win)
   n = n + 1
@@ -135,37 +153,108 @@ local function lease(id, limited, win)
   result[#result + 1] = token
 end
 
+-- Suspects left where they wait by this call (they wake no other worker: only an idle one may take them).
+local passed = 0
+-- What this claim does with a suspect it meets: "take" it (alone), "stop" before it (this worker's turn to empty
+-- itself for it), or "pass" over it (another worker has the turn).
+local function meet()
+  if idle and n == 0 then return 'take' end
+  passed = passed + 1
+  if worker == '' then return 'pass' end
+  local holder = redis.call('GET', KEYS[10])
+  if holder and holder ~= worker then return 'pass' end
+  redis.call('SET', KEYS[10], worker, 'PX', ARGV[2])
+  result[3] = 'turn'
+  return 'stop'
+end
+local function took_alone()
+  result[3] = 'alone'
+  if redis.call('GET', KEYS[10]) == worker then redis.call('DEL', KEYS[10]) end
+end
+
 if redis.call('EXISTS', KEYS[7]) == 0 then
-  local popped = redis.call('ZPOPMIN', KEYS[1], count)
-  for i = 1, #popped, 2 do lease(popped[i], false, false) end
+  -- Suspects passed over (and what follows a stop) go back at the end, so a second pop looks past them.
+  local back = {}
+  local stop = false
+  local looked = 0
+  while n < count and not stop and looked < count + 100 do
+    local popped = redis.call('ZPOPMIN', KEYS[1], count - n)
+    if #popped == 0 then break end
+    local ids = {}
+    for i = 1, #popped, 2 do ids[#ids + 1] = popped[i] end
+    looked = looked + #ids
+    local deliveries = redis.call('HMGET', KEYS[6], unpack(ids))
+    for j, id in ipairs(ids) do
+      local m = stop and 'back' or (deliveries[j] and meet() or 'lease')
+      if m == 'lease' or m == 'take' then
+        lease(id, false, false)
+        if m == 'take' then
+          took_alone()
+          stop = true
+        end
+      else
+        back[#back + 1] = popped[j * 2]
+        back[#back + 1] = id
+        stop = stop or m == 'stop'
+      end
+    end
+  end
+  if #back > 0 then redis.call('ZADD', KEYS[1], unpack(back)) end
 else
   -- Merge the heads of ready (peeked, removed at the end) and fready (one at a time: parking may wake waiters into
   -- it). Attempts of limited jobs looked at per call are bounded, so a crowd of them never delays the others long.
   local heads = redis.call('ZRANGE', KEYS[1], 0, count - 1, 'WITHSCORES')
-  local ai, fromReady = 1, 0
+  local ai = 1
+  local taken, held = {}, {}
   local budget = math.max(100, count * 4)
-  while n < count do
+  local stop = false
+  while n < count and not stop do
     local f = budget > 0 and redis.call('ZRANGE', KEYS[7], 0, 0, 'WITHSCORES') or {}
     if f[1] and (not heads[ai] or tonumber(f[2]) < tonumber(heads[ai + 1])) then
       budget = budget - 1
       redis.call('ZREM', KEYS[7], f[1])
-      local ok, win = admit(f[1], f[2])
-      if ok then lease(f[1], true, win) end
+      local m = redis.call('HEXISTS', KEYS[6], f[1]) == 1 and meet() or 'lease'
+      if m == 'pass' or m == 'stop' then
+        -- Put back at the end, so that this loop looks past it.
+        held[#held + 1] = f[2]
+        held[#held + 1] = f[1]
+        stop = m == 'stop'
+      else
+        local ok, win = admit(f[1], f[2])
+        if ok then
+          lease(f[1], true, win)
+          if m == 'take' then
+            took_alone()
+            stop = true
+          end
+        end
+      end
     elseif heads[ai] then
-      lease(heads[ai], false, false)
+      local id = heads[ai]
       ai = ai + 2
-      fromReady = fromReady + 1
+      local m = redis.call('HEXISTS', KEYS[6], id) == 1 and meet() or 'lease'
+      if m == 'stop' then
+        stop = true
+      elseif m ~= 'pass' then
+        lease(id, false, false)
+        taken[#taken + 1] = id
+        if m == 'take' then
+          took_alone()
+          stop = true
+        end
+      end
     else
       break
     end
   end
-  if fromReady > 0 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, fromReady - 1) end
+  if #taken > 0 then redis.call('ZREM', KEYS[1], unpack(taken)) end
+  if #held > 0 then redis.call('ZADD', KEYS[7], unpack(held)) end
 end
 if unknown then result[2] = 'restore' end
 
--- More ready work: wake the next blocked worker too. None: drop a marker left by pushes of ids this call took, so
--- no worker wakes for an empty claim (the caller gets the next due time below and waits for it).
-if redis.call('ZCARD', KEYS[1]) > 0 or redis.call('EXISTS', KEYS[7]) == 1 then
+-- More ready work: wake the next blocked worker too. None (or only suspects passed over): drop a marker left by pushes
+-- of ids this call took, so no worker wakes for an empty claim (the caller gets the next due time below and waits for it).
+if redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[7]) > passed then
   redis.call('ZADD', KEYS[5], 0, 'm')
 else
   redis.call('ZREM', KEYS[5], 'm')
