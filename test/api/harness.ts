@@ -4,6 +4,7 @@ import { systemClock } from '@jobs/core';
 import { liveOutputReader, queueKeys } from '@jobs/queue';
 import { postgresLiveOutputReader } from '@jobs/queue-postgres';
 import { dashboardRoutes } from '@jobs/dashboard';
+import type { Store } from '@jobs/store';
 import { createTestEnv, recorder, type TestEnv } from '../support/env';
 
 export interface CallOptions {
@@ -21,10 +22,11 @@ export interface CallResult<T = any> {
 
 export type Harness = Awaited<ReturnType<typeof apiHarness>>;
 
-export async function apiHarness(overrides: Partial<ApiDeps> = {}) {
+/** The deps keep the whole store's type, so tests can run the core's passes (runTick) on them too. */
+export async function apiHarness(overrides: Partial<Omit<ApiDeps, 'store'>> & { store?: Store } = {}) {
   const env: TestEnv = await createTestEnv('api');
   const rec = recorder();
-  const deps: ApiDeps = {
+  const deps = {
     store: env.store,
     queue: env.queue,
     queueBackend: env.backend,
@@ -38,7 +40,7 @@ export async function apiHarness(overrides: Partial<ApiDeps> = {}) {
     liveOutput:
       env.backend === 'redis' ? liveOutputReader(env.redis, queueKeys(env.prefix)) : postgresLiveOutputReader(env.pool),
     ...overrides,
-  };
+  } satisfies ApiDeps;
   const app = createApp(deps, [dashboardRoutes]);
 
   async function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<CallResult<T>> {

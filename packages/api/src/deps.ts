@@ -10,11 +10,12 @@ import type {
   Tracing,
   TransitionSink,
 } from '@jobs/core';
-import type { Store } from '@jobs/store';
+import type { ApiStore } from '@jobs/store';
 import type { ApiKey, Principal } from './keys';
 
 export interface ApiDeps {
-  store: Store;
+  /** The store's read port, the access writes and the core's command port (not the whole store). */
+  store: ApiStore;
   queue: QueueAdapter;
   /** Which queue `queue` is, as /healthz names it (default redis). */
   queueBackend?: 'redis' | 'postgres';
