@@ -67,7 +67,7 @@ async function main(): Promise<number> {
     log(`private PostgreSQL ${servers.pg.url}, Redis ${servers.redis.url}; seed ${seed}; logs in ${logRoot}`);
     for (const { def, queue, name } of runs) {
       if (interrupted) break;
-      const knownBug = (queue === 'postgres' ? def.postgresQueueKnownBug : undefined) ?? def.knownBug;
+      const knownBug = def.knownBug;
       if (knownBug && !runKnownBugs) {
         skipped.push({ name, why: knownBug });
         log(`--- ${name}: SKIPPED (known bug: ${knownBug})`);

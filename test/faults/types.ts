@@ -31,8 +31,6 @@ export interface ScenarioDef {
    * on the command line or with FAULTS_KNOWN_BUGS=1. The text says what fails and why.
    */
   knownBug?: string;
-  /** BUG: as knownBug, for the scenario's run on the PostgreSQL queue only. */
-  postgresQueueKnownBug?: string;
   /** The scenario applies to the PostgreSQL queue too: the suite runs it a second time with QUEUE_BACKEND=postgres. */
   postgresQueue?: boolean;
   run(ctx: RunContext): Promise<Omit<ScenarioResult, 'name' | 'ms'>>;
