@@ -84,7 +84,7 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
   const config = options.config ?? loadConfig();
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const pool = await createPool(config, { max: options.poolMax ?? config.databasePoolMax, logger });
-  const redis = config.queueBackend === 'redis' ? createRedis(config, logger) : null;
+  const redis = config.queueBackend === 'redis' ? await createRedis(config, logger) : null;
   const hostMs = config.clockOffsetMs ? () => Date.now() + config.clockOffsetMs : Date.now;
   const synced = options.clock ? null : databaseClock(pool, hostMs, logger);
   const tracing = config.otelTracesUrl

@@ -2,7 +2,6 @@
  * @module resources — builds the PostgreSQL pool and the Redis client from configuration, and checks that both
  * answer, with a message that says which URL failed and how to start a local server.
  */
-import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import type { RedisClient } from '@jobs/queue';
 import { StorePool } from '@jobs/store';
@@ -49,7 +48,18 @@ export async function createPool(config: PoolSettings, options: { max: number; l
   return pool;
 }
 
-export function createRedis(config: Pick<Config, 'redisUrl' | 'redisCluster'>, logger?: AppLogger): RedisClient {
+/**
+ * The Redis client (a cluster client where REDIS_CLUSTER is true). ioredis is imported here, not at the top: a stage
+ * whose queue is on PostgreSQL never loads it, which keeps it out of its Lambdas' cold starts (a lazy chunk).
+ */
+export async function createRedis(
+  config: Pick<Config, 'redisUrl' | 'redisCluster'>,
+  logger?: AppLogger,
+): Promise<RedisClient> {
+  const mod = await import('ioredis');
+  // Bundled with code splitting, a CommonJS package's chunk exports only `default` (its module.exports, which carries
+  // Cluster and Redis too); under plain Node the named exports are there as well.
+  const { Cluster, Redis } = 'Cluster' in mod && mod.Cluster ? mod : (mod.default as unknown as typeof mod);
   const url = new URL(config.redisUrl);
   const tls = url.protocol === 'rediss:' ? {} : undefined;
   const common = {

