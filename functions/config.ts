@@ -14,6 +14,7 @@ import {
   type Lane,
 } from '@jobs/core';
 import { AUTH_MAX_FAILURES, parseApiKeys, type ApiKey } from '@jobs/api';
+import { parseMasterKey, type Keyring } from '@jobs/store';
 import { closeSync, readFileSync } from 'node:fs';
 import { Resource } from 'sst/resource';
 
@@ -58,6 +59,8 @@ export interface Config {
   jobUser: string | null;
   /** JOB_ENV_PASSTHROUGH: the worker's variables a command gets besides the built ones; `*`: all but the scheduler's. */
   jobEnvPassthrough: EnvPassthrough;
+  /** SECRETS_KEY (current) and SECRETS_KEY_PREVIOUS: the master keys of job secrets; null: secrets are off. */
+  secretsKeyring: Keyring | null;
   /** HTTP_TARGET_ALLOW: CIDRs and host names HTTP targets may reach although the guard denies them. */
   httpTargetAllow: { cidrs: string[]; hosts: string[] };
   /** HTTP_SIGNING_SECRET (or the linked HttpSigningSecret), split on commas: the first signs; empty: unsigned. */
@@ -329,6 +332,7 @@ export function loadConfig(
     commandJobs: oneOf('COMMAND_JOBS', 'on', ['on', 'off'] as const) === 'on',
     jobUser: text('JOB_USER', '') || null,
     jobEnvPassthrough: envPassthrough(text('JOB_ENV_PASSTHROUGH', ''), problems),
+    secretsKeyring: keyring(text('SECRETS_KEY', ''), text('SECRETS_KEY_PREVIOUS', ''), problems),
     httpTargetAllow: { cidrs: allow.cidrs, hosts: allow.hosts },
     // Secrets are never echoed in a problem: only their count matters.
     httpSigningSecrets: text('HTTP_SIGNING_SECRET', linked.httpSigningSecret ?? '')
@@ -527,4 +531,28 @@ function envPassthrough(value: string, problems: string[]): EnvPassthrough {
     }
   }
   return entries;
+}
+
+/** SECRETS_KEY and SECRETS_KEY_PREVIOUS (comma-separated): never echoed in a problem, only which one is wrong. */
+function keyring(current: string, previous: string, problems: string[]): Keyring | null {
+  if (!current) {
+    if (previous) problems.push('SECRETS_KEY_PREVIOUS is set without SECRETS_KEY (the key that replaces it)');
+    return null;
+  }
+  const key = parseMasterKey(current);
+  if (typeof key === 'string') {
+    problems.push(`SECRETS_KEY ${key}`);
+    return null;
+  }
+  const older: Buffer[] = [];
+  previous
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .forEach((text, i) => {
+      const parsed = parseMasterKey(text);
+      if (typeof parsed === 'string') problems.push(`SECRETS_KEY_PREVIOUS entry ${i + 1} ${parsed}`);
+      else older.push(parsed);
+    });
+  return { current: key, previous: older };
 }

@@ -1,8 +1,8 @@
 /**
  * `npm run migrate`: applies pending migrations to DATABASE_URL, creates or updates DATABASE_APP_ROLE (when set),
- * records RELEASE_ID (when set) and exits.
+ * records RELEASE_ID (when set), re-encrypts job secrets sealed under a key older than SECRETS_KEY, and exits.
  */
-import { grantAppRole, recordRelease } from '@jobs/store';
+import { grantAppRole, recordRelease, secretsRotate } from '@jobs/store';
 import { createContext } from './context';
 import { exitOnStartError } from './process';
 
@@ -16,6 +16,11 @@ async function main() {
     if (ctx.config.releaseId !== null) {
       const { recorded } = await recordRelease(ctx.pool, ctx.config.releaseId);
       ctx.logger.info({ event: 'db.release_recorded', release: ctx.config.releaseId, new: recorded });
+    }
+    // A rotation: SECRETS_KEY is the new key, SECRETS_KEY_PREVIOUS the old one until this has run.
+    if (ctx.config.secretsKeyring) {
+      const rotated = await secretsRotate(ctx.pool, ctx.config.secretsKeyring);
+      ctx.logger.info({ event: 'secrets.rotated', count: rotated });
     }
   } finally {
     await ctx.close();

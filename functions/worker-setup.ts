@@ -2,7 +2,8 @@
 import { Worker, createAddressPolicy, type Runner, type WorkerKind } from '@jobs/core';
 import { createLiveOutput, queueKeys } from '@jobs/queue';
 import { createPostgresLiveOutput } from '@jobs/queue-postgres';
-import { BUILTIN_HANDLERS, createRunner, type Handler, type RunnerOptions } from '@jobs/runner';
+import { BUILTIN_HANDLERS, createRunner, type Handler, type RunnerOptions, type SecretSource } from '@jobs/runner';
+import { secretValues } from '@jobs/store';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -32,6 +33,12 @@ export function targetOptions(config: Config): Pick<RunnerOptions, 'http' | 'lam
     http: { policy: createAddressPolicy(config.httpTargetAllow), signingSecrets: config.httpSigningSecrets },
     lambda: { endpoint: config.lambdaEndpoint },
   };
+}
+
+/** Where this worker reads job secrets (SECRETS_KEY); null: secrets are off, and an attempt that needs one fails. */
+export function secretSource(ctx: Pick<Context, 'config' | 'pool'>): SecretSource | null {
+  const keyring = ctx.config.secretsKeyring;
+  return keyring ? { values: (names) => secretValues(ctx.pool, keyring, names) } : null;
 }
 
 export interface StartedWorker {
@@ -72,6 +79,7 @@ export async function startWorker(
     commands: commands.enabled,
     supervision: commands.supervision,
     envPassthrough: ctx.config.jobEnvPassthrough,
+    secrets: secretSource(ctx),
     tracing: ctx.tracing,
     liveOutput,
     ...targetOptions(ctx.config),

@@ -15,7 +15,7 @@ import { commandSetup, type CommandSetup } from './command-setup';
 import { newWorkerId } from './context';
 import type { WorkAvailableDetail } from './events';
 import { budgetMs, lambdaHandler, lambdaResources, wakeHorizonMs, type LambdaResources } from './lambda';
-import { VERSION, liveOutputFor, loadHandlers, targetOptions } from './worker-setup';
+import { VERSION, liveOutputFor, loadHandlers, secretSource, targetOptions } from './worker-setup';
 
 /** No work seen for this long ends the invocation: a woken Lambda must not bill for waiting. */
 export const IDLE_EXIT_MS = 2_000;
@@ -184,6 +184,7 @@ function prepare(ctx: LambdaResources): Promise<Prepared> {
         commands: commands.enabled,
         supervision: commands.supervision,
         envPassthrough: ctx.config.jobEnvPassthrough,
+        secrets: secretSource(ctx),
         tracing: ctx.tracing,
         liveOutput,
         ...targetOptions(ctx.config),

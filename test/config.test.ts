@@ -188,6 +188,16 @@ describe('configuration from the environment', () => {
     expect(problemsOf({ JOB_USER: 'a b' })[0]).toMatch(/^JOB_USER must be a user name/);
   });
 
+  it('reads SECRETS_KEY and SECRETS_KEY_PREVIOUS, never echoing a key', () => {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    expect(loadConfig({}).secretsKeyring).toBeNull();
+    expect(loadConfig({ SECRETS_KEY: key }).secretsKeyring?.current.length).toBe(32);
+    expect(loadConfig({ SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: key }).secretsKeyring?.previous.length).toBe(1);
+    const problem = problemsOf({ SECRETS_KEY: 'c2hvcnQta2V5' })[0]!;
+    expect(problem).toMatch(/^SECRETS_KEY must be 32 random bytes in base64/);
+    expect(problem).not.toContain('c2hvcnQta2V5');
+  });
+
   it('reads JOB_ENV_PASSTHROUGH and refuses to pass the scheduler its own secrets', () => {
     expect(loadConfig({}).jobEnvPassthrough).toEqual([]);
     expect(loadConfig({ JOB_ENV_PASSTHROUGH: 'AWS_REGION, PIP_*' }).jobEnvPassthrough).toEqual(['AWS_REGION', 'PIP_*']);

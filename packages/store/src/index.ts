@@ -180,3 +180,15 @@ export function createStore(
   return store satisfies TickStore & WorkerStore & RecoveryStore & CommandStore & RetentionStore & ApiStore;
 }
 export { transaction } from './transaction';
+export {
+  keyId,
+  parseMasterKey,
+  secretDelete,
+  secretList,
+  secretPut,
+  secretValues,
+  secretsExisting,
+  secretsRotate,
+  type Keyring,
+  type SecretMeta,
+} from './secrets';
