@@ -22,6 +22,7 @@ import { postgresLiveOutputReader } from '@jobs/queue-postgres';
 import { Hono } from 'hono';
 import { handle, type LambdaEvent } from 'hono/aws-lambda';
 import type { Context as LambdaContext } from 'aws-lambda';
+import { channelSender } from './channel-sender';
 import type { Context } from './context';
 import { flushTraces, lambdaResources, resetForTests, type LambdaResources } from './lambda';
 
@@ -53,6 +54,7 @@ export function apiDeps(ctx: Context): ApiDeps {
     allowedHosts: ctx.config.allowedHosts,
     commandJobs: ctx.config.commandJobs,
     targetPolicy: createAddressPolicy(ctx.config.httpTargetAllow),
+    channelSender: channelSender(ctx.config),
     bodyLimitBytes: ctx.config.bodyLimitBytes,
     shortLaneMaxTimeoutMs: ctx.config.shortLaneMaxTimeoutMs,
     // Workers heartbeat every LEASE_TIMEOUT / 3: "active" allows six missed beats before a worker drops off the list.

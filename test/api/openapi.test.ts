@@ -40,6 +40,12 @@ const ENDPOINTS: [string, string][] = [
   ['get', '/api/v1/stats'],
   ['get', '/api/v1/schedules/preview'],
   ['get', '/api/v1/audit'],
+  ['post', '/api/v1/channels'],
+  ['get', '/api/v1/channels'],
+  ['get', '/api/v1/channels/{name}'],
+  ['patch', '/api/v1/channels/{name}'],
+  ['delete', '/api/v1/channels/{name}'],
+  ['post', '/api/v1/channels/{name}/test'],
   ['get', '/healthz'],
 ];
 

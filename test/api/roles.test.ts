@@ -18,6 +18,7 @@ function documentedApiRole(method: string, path: string): Role | 'public' {
   if (path === '/api/v1/audit') return 'admin';
   if (method === 'GET') return 'read';
   if (/\/(trigger|pause|resume|cancel|replay|backfill)$/.test(path)) return 'operate';
+  if (/^\/api\/v1\/channels\/\{name\}\/test$/.test(path)) return 'operate';
   return 'admin';
 }
 

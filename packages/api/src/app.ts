@@ -17,6 +17,7 @@ import { requestLog } from './request-log';
 import { requestSpans } from './tracing';
 import { utf8Body } from './utf8-body';
 import { auditRoutes } from './routes/audit';
+import { channelRoutes } from './routes/channels';
 import { executionRoutes } from './routes/executions';
 import { outputRoutes } from './routes/output';
 import { flowRoutes } from './routes/flow';
@@ -84,6 +85,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
   systemRoutes(v1, deps);
   flowRoutes(v1, deps);
   auditRoutes(v1, deps);
+  channelRoutes(v1, deps);
 
   let document: unknown = null;
   v1.get('/openapi.json', needs('read'), (c) => {
@@ -103,6 +105,7 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
         { name: 'lanes', description: 'The short and long lanes: pause, resume, depths.' },
         { name: 'system', description: 'Workers, stats, schedule preview and health.' },
         { name: 'audit', description: 'Who changed what: the audit trail (admin keys).' },
+        { name: 'channels', description: 'Where alert messages go: webhooks, Slack, email, SNS (secrets write-only).' },
       ],
     });
     return c.json(document as object, 200);

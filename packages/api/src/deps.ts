@@ -1,6 +1,7 @@
 /** @module deps — what the API needs from the outside; functions/ builds it once per process from Context + Config. */
 import type {
   AddressPolicy,
+  ChannelSender,
   Clock,
   CommandDeps,
   LiveOutputReader,
@@ -32,6 +33,8 @@ export interface ApiDeps {
   outputFollow?: OutputFollowOptions;
   /** Which addresses HTTP targets may reach (HTTP_TARGET_ALLOW); a denied literal address is a 400 at create. */
   targetPolicy?: AddressPolicy;
+  /** Sends POST /channels/{name}/test's message; absent: the test answers that no sender is configured. */
+  channelSender?: ChannelSender;
   /**
    * Keys accepted on /api/v1 and by the dashboard, each with a name and a role; a bare string is an admin key named
    * by its position (key1, key2, …). Empty: the API is open (local development only, loopback requests only).

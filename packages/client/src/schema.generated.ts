@@ -427,6 +427,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every alert channel, by name, secrets masked */
+        get: operations["listChannels"];
+        put?: never;
+        /** Create an alert channel: a webhook, a Slack incoming webhook, an email (SMTP) or an SNS topic */
+        post: operations["createChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One alert channel, secrets masked */
+        get: operations["getChannel"];
+        put?: never;
+        post?: never;
+        /** Delete an alert channel */
+        delete: operations["deleteChannel"];
+        options?: never;
+        head?: never;
+        /** Change a channel's fields (not its kind); secrets left out are kept */
+        patch: operations["updateChannel"];
+        trace?: never;
+    };
+    "/api/v1/channels/{name}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a test message on a channel now, and say whether it was delivered */
+        post: operations["testChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1320,7 +1374,7 @@ export interface components {
             /** @description The name of the API key (never the key itself). */
             key: string;
             /** @enum {string} */
-            action: "job.create" | "job.update" | "job.delete" | "job.trigger" | "job.pause" | "job.resume" | "job.backfill" | "execution.cancel" | "execution.replay" | "lane.pause" | "lane.resume" | "session.sign_in" | "session.sign_out" | "audit.read";
+            action: "job.create" | "job.update" | "job.delete" | "job.trigger" | "job.pause" | "job.resume" | "job.backfill" | "execution.cancel" | "execution.replay" | "lane.pause" | "lane.resume" | "channel.create" | "channel.update" | "channel.delete" | "channel.test" | "session.sign_in" | "session.sign_out" | "audit.read";
             target: string;
             /**
              * @description `refused`: the key's role was too low, or a sign-in failed; nothing changed.
@@ -1337,6 +1391,107 @@ export interface components {
                     new?: unknown;
                 };
             } | null;
+        };
+        Channel: {
+            name: string;
+            /** @enum {string} */
+            kind: "webhook" | "slack" | "email" | "sns";
+            /** @description webhook, slack: the origin, the rest masked (`***`). */
+            url?: string;
+            smtp?: {
+                host: string;
+                port: number;
+                secure: boolean;
+                user: string | null;
+                /** @description `***` when set, null when not. */
+                password: string | null;
+            };
+            from?: string;
+            to?: string[];
+            topic_arn?: string;
+            /**
+             * Format: date-time
+             * @example 2025-01-01T12:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2025-01-01T12:00:00.000Z
+             */
+            updated_at: string;
+        };
+        ChannelCreate: {
+            /** @example ops-slack */
+            name: string;
+            /** @enum {string} */
+            kind: "webhook";
+            /** @description http or https. Write-only past its origin: shown as `<origin>/***`. */
+            url: string;
+        } | {
+            /** @example ops-slack */
+            name: string;
+            /** @enum {string} */
+            kind: "slack";
+            /** @description http or https. Write-only past its origin: shown as `<origin>/***`. */
+            url: string;
+        } | {
+            /** @example ops-slack */
+            name: string;
+            /** @enum {string} */
+            kind: "email";
+            smtp: {
+                host: string;
+                /** @default 587 */
+                port: number;
+                /**
+                 * @description true: TLS from the first byte (port 465); false: STARTTLS when the server offers it.
+                 * @default false
+                 */
+                secure: boolean;
+                /** @default null */
+                user: string | null;
+                /**
+                 * @description Write-only: shown as `***`.
+                 * @default null
+                 */
+                password: string | null;
+            };
+            /** Format: email */
+            from: string;
+            to: string[];
+        } | {
+            /** @example ops-slack */
+            name: string;
+            /** @enum {string} */
+            kind: "sns";
+            /** @example arn:aws:sns:eu-west-1:123456789012:alerts */
+            topic_arn: string;
+        };
+        ChannelList: {
+            data: components["schemas"]["Channel"][];
+        };
+        ChannelPatch: {
+            /** @description http or https. Write-only past its origin: shown as `<origin>/***`. */
+            url?: string;
+            smtp?: {
+                host?: string;
+                port?: number;
+                secure?: boolean;
+                user?: string | null;
+                password?: string | null;
+            };
+            /** Format: email */
+            from?: string;
+            to?: string[];
+            /** @example arn:aws:sns:eu-west-1:123456789012:alerts */
+            topic_arn?: string;
+        };
+        ChannelTestResult: {
+            delivered: boolean;
+            /** @description The id the test message carried. */
+            notification_id: string;
+            /** @description Why it was not delivered (no secret in it). */
+            error: string | null;
         };
     };
     responses: never;
@@ -3776,7 +3931,7 @@ export interface operations {
                 outcome?: "ok" | "refused";
                 /** @description Only rows of the key with this name. */
                 key?: string;
-                action?: "job.create" | "job.update" | "job.delete" | "job.trigger" | "job.pause" | "job.resume" | "job.backfill" | "execution.cancel" | "execution.replay" | "lane.pause" | "lane.resume" | "session.sign_in" | "session.sign_out" | "audit.read";
+                action?: "job.create" | "job.update" | "job.delete" | "job.trigger" | "job.pause" | "job.resume" | "job.backfill" | "execution.cancel" | "execution.replay" | "lane.pause" | "lane.resume" | "channel.create" | "channel.update" | "channel.delete" | "channel.test" | "session.sign_in" | "session.sign_out" | "audit.read";
                 /** @description Only rows about this target, e.g. `job:42`, `execution:7`, `lane:short`. */
                 target?: string;
                 /** @description Page size, 1..200 (default 50). */
@@ -3819,6 +3974,569 @@ export interface operations {
             };
             /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong keys from this address (`too_many_failed_authentications`): every request from it is refused until `Retry-After` seconds have passed */
+            429: {
+                headers: {
+                    /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listChannels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The channels */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelList"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong keys from this address (`too_many_failed_authentications`): every request from it is refused until `Retry-After` seconds have passed */
+            429: {
+                headers: {
+                    /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelCreate"];
+            };
+        };
+        responses: {
+            /** @description The channel, secrets masked */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Channel"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong keys from this address (`too_many_failed_authentications`): every request from it is refused until `Retry-After` seconds have passed */
+            429: {
+                headers: {
+                    /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The channel */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Channel"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong keys from this address (`too_many_failed_authentications`): every request from it is refused until `Retry-After` seconds have passed */
+            429: {
+                headers: {
+                    /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong keys from this address (`too_many_failed_authentications`): every request from it is refused until `Retry-After` seconds have passed */
+            429: {
+                headers: {
+                    /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelPatch"];
+            };
+        };
+        responses: {
+            /** @description The channel, secrets masked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Channel"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong keys from this address (`too_many_failed_authentications`): every request from it is refused until `Retry-After` seconds have passed */
+            429: {
+                headers: {
+                    /** @description Seconds until the address may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bug (`internal`): the message carries only the request id; the details are in the server log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PostgreSQL or the queue is unreachable or restarting (`unavailable`): retry after `Retry-After` seconds (a trigger with the same `Idempotency-Key`) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the send did (delivered or not, and why not) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelTestResult"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role is below the one this route needs (`forbidden`, naming it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -40,6 +40,10 @@ export const AUDIT_ACTIONS = [
   'execution.replay',
   'lane.pause',
   'lane.resume',
+  'channel.create',
+  'channel.update',
+  'channel.delete',
+  'channel.test',
   'session.sign_in',
   'session.sign_out',
   // Only refused reads of the audit trail are recorded (by a key below admin); reads themselves are not changes.

@@ -26,3 +26,4 @@ export * from './trace-context';
 export * from './live-output';
 export * from './job-env';
 export * from './secret-refs';
+export * from './channels';

@@ -17,3 +17,4 @@ export { guardedAgent, guardedLookup, ADDRESS_REFUSED } from './http-guard';
 export { createLambdaTarget, lambdaClient, type LambdaOptions } from './lambda';
 export { sign, signatureHeader, verifySignature } from './signing';
 export { startTargetSpan, traceAttempts, attemptAttributes, type TargetSpan } from './traced';
+export { createChannelSender, slackBody, type ChannelSenderOptions } from './channels';

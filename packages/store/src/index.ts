@@ -7,6 +7,7 @@
 import type { CommandStore, RecoveryStore, RetentionStore, TickStore, WorkerStore } from '@jobs/core';
 import type pg from 'pg';
 import * as audit from './audit';
+import * as channels from './channels';
 import * as commands from './execution-commands';
 import * as executions from './executions';
 import * as flow from './flow';
@@ -89,8 +90,19 @@ const accessQueries = {
 };
 export type AccessStore = Bound<typeof accessQueries>;
 
+/** Alert channels (docs/alerts.md): their config holds secrets, shown only through channelView. */
+const channelQueries = {
+  channelInsert: channels.channelInsert,
+  channelGet: channels.channelGet,
+  channelsGet: channels.channelsGet,
+  channelList: channels.channelList,
+  channelUpdate: channels.channelUpdate,
+  channelDelete: channels.channelDelete,
+};
+export type ChannelStore = Bound<typeof channelQueries>;
+
 /** What the API (and the dashboard mounted on it) needs of the store. */
-export type ApiStore = StoreReads & AccessStore & CommandStore;
+export type ApiStore = StoreReads & AccessStore & CommandStore & ChannelStore;
 
 export type Store = ReturnType<typeof createStore>;
 
@@ -126,6 +138,7 @@ export function createStore(
     pool,
     ...reads,
     ...bindPool(pool, accessQueries),
+    ...bindPool(pool, channelQueries),
     ...bindPool(pool, {
       // jobs and their edits
       jobInsert: jobs.jobInsert,
