@@ -4,9 +4,9 @@
  */
 import type { Store } from '@jobs/store';
 
-export const AUDIT_PRUNE_BATCH = 500;
+const AUDIT_PRUNE_BATCH = 500;
 /** Ended and expired sessions (and old sign-in failure windows) are kept this long, then deleted. */
-export const SESSION_KEEP_MS = 7 * 24 * 3_600_000;
+const SESSION_KEEP_MS = 7 * 24 * 3_600_000;
 
 export interface AccessPruneResult {
   audit: number;

@@ -18,7 +18,7 @@ export class CommandSetupError extends Error {
 }
 
 /** The default job user of a root worker. */
-export const DEFAULT_JOB_USER = 'nobody';
+const DEFAULT_JOB_USER = 'nobody';
 
 export function commandSetup(
   config: Pick<Config, 'commandJobs' | 'jobUser'> & Partial<Pick<Config, 'jobEnvPassthrough'>>,

@@ -55,7 +55,7 @@ const CLOCK_SYNC_MS = 60_000;
  * with the same "now": a tick on a host whose clock is minutes off neither drops fire times as misfires nor starts
  * them early. Until the first measurement answers, it is the host clock.
  */
-export function databaseClock(
+function databaseClock(
   pool: pg.Pool,
   hostMs: () => number,
   logger: AppLogger,
@@ -155,7 +155,7 @@ const SCHEMA_POLL_MS = 1000;
  * Resolves once the schema is at (or past: expand/contract, docs/design.md) the newest migration this build
  * carries; waits SCHEMA_WAIT for it, logging once, then throws SchemaBehindError.
  */
-export async function waitForSchema(pool: pg.Pool, config: Config, logger: AppLogger): Promise<void> {
+async function waitForSchema(pool: pg.Pool, config: Config, logger: AppLogger): Promise<void> {
   const needed = latestMigration();
   const deadline = Date.now() + config.schemaWaitMs;
   let logged = false;

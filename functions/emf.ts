@@ -5,9 +5,9 @@
  */
 
 /** The units this project publishes in (a subset of CloudWatch's). */
-export type EmfUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'Percent' | 'None';
+type EmfUnit = 'Count' | 'Seconds' | 'Milliseconds' | 'Percent' | 'None';
 
-export interface EmfMetric {
+interface EmfMetric {
   name: string;
   unit: EmfUnit;
   value: number;
@@ -26,7 +26,7 @@ const MAX_METRICS = 100;
 const MAX_DIMENSIONS = 30;
 
 /** The EMF document for one set of values. */
-export function emfDocument(
+function emfDocument(
   namespace: string,
   dimensions: Record<string, string>,
   metrics: readonly EmfMetric[],

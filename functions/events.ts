@@ -9,7 +9,7 @@ import type { ExecutionStatus, Logger, Transition, TransitionSink } from '@jobs/
 import { transitionRecord } from './logger';
 
 /** `source` of every event this system publishes. */
-export const EVENT_SOURCE = 'jobs.scheduler';
+const EVENT_SOURCE = 'jobs.scheduler';
 /**
  * One event per state change of an execution; `detail` is the transition's log record (snake_case, ISO time;
  * `trigger` on created/started, `error`, `duration_ms`, `exit_code` on outcomes), never output, payload or config.
@@ -17,7 +17,7 @@ export const EVENT_SOURCE = 'jobs.scheduler';
  *            "to": "failed", "worker_id": "lambda-169.254.12.1-8-1a2b3c4d", "at": "2026-11-30T12:00:04.512Z",
  *            "error": "exit code 3", "duration_ms": 1840, "exit_code": 3 }
  */
-export const TRANSITION_DETAIL_TYPE = 'execution.transition';
+const TRANSITION_DETAIL_TYPE = 'execution.transition';
 /**
  * The tick's wake-up for the worker Lambda: short-lane work is ready or due within the lookahead.
  * @example { "lanes": { "short": { "ready": 3, "delayed": 1 } } }
@@ -67,7 +67,7 @@ export interface EventPublisher extends TransitionSink {
 const sdk = () => import('./eventbridge-sdk');
 
 /** A client whose calls fail fast: 2 s to connect, 5 s per request, one SDK retry (the publisher retries too). */
-export async function defaultEventBridgeClient(): Promise<EventBridgeClient> {
+async function defaultEventBridgeClient(): Promise<EventBridgeClient> {
   const { EventBridgeClient } = await sdk();
   return new EventBridgeClient({
     maxAttempts: 2,
@@ -240,7 +240,7 @@ export function createEventPublisher(options: PublisherOptions): EventPublisher 
 }
 
 /** A transition's event detail: its log record, with an over-long error text cut. */
-export function transitionDetail(t: Transition): Record<string, unknown> {
+function transitionDetail(t: Transition): Record<string, unknown> {
   const record = transitionRecord(t);
   if (typeof record.error === 'string' && record.error.length > MAX_ERROR_CHARS) {
     record.error = `${record.error.slice(0, MAX_ERROR_CHARS)}… [truncated]`;

@@ -35,7 +35,7 @@ export interface MigrateSummary {
  * Applies pending migrations to DATABASE_URL. Exported for tests; `handler` is this behind the middy wiring.
  * @example await runMigrations({ source: 'deploy' }, context)  // { applied: [1, 2], latest: 2, ms: 180 }
  */
-export async function runMigrations(
+async function runMigrations(
   event: { source?: string; release?: unknown } | null,
   context: LambdaContext,
 ): Promise<MigrateSummary> {

@@ -15,7 +15,7 @@ export interface SchedulerLoop {
 }
 
 /** Time one scheduler pass gives the retention pass (a tenth of the default interval). */
-export const RETENTION_BUDGET_MS = 1000;
+const RETENTION_BUDGET_MS = 1000;
 
 export const retentionRules = (config: Pick<Context['config'], 'historyRetentionMs' | 'deadRetentionMs'>) => ({
   historyMs: config.historyRetentionMs,

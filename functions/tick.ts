@@ -74,7 +74,7 @@ export interface TickSummary {
  * One tick. Exported for tests; `handler` is this behind the shared middy wiring.
  * @example await tick(scheduledEvent, context)
  */
-export async function tick(_event: ScheduledEvent, context: LambdaContext): Promise<TickSummary> {
+async function tick(_event: ScheduledEvent, context: LambdaContext): Promise<TickSummary> {
   const started = Date.now();
   const ctx = await lambdaResources();
   const { config, logger } = ctx;
@@ -215,7 +215,7 @@ async function wakeWorkers(ctx: LambdaResources): Promise<NonNullable<TickSummar
  * Short-lane attempts the running container (and local) workers can take now: their free slots as their last
  * heartbeat reported them, less the long lane's ready ids, which only they can run.
  */
-export function containerSlotsFree(workers: readonly WorkerInfo[], longReady: number): number {
+function containerSlotsFree(workers: readonly WorkerInfo[], longReady: number): number {
   const free = workers
     .filter((w) => w.kind !== 'lambda' && w.lanes.includes('short'))
     .reduce((sum, w) => sum + Math.max(0, w.concurrency - w.inFlight), 0);

@@ -18,7 +18,7 @@ import { budgetMs, lambdaHandler, lambdaResources, wakeHorizonMs, type LambdaRes
 import { VERSION, liveOutputFor, loadHandlers, secretSource, targetOptions } from './worker-setup';
 
 /** No work seen for this long ends the invocation: a woken Lambda must not bill for waiting. */
-export const IDLE_EXIT_MS = 2_000;
+const IDLE_EXIT_MS = 2_000;
 /** Margin when SHUTDOWN_GRACE is 0. */
 const DEFAULT_MARGIN_MS = 10_000;
 /** Longest wait for EventBridge to take this invocation's transition events. */
@@ -55,7 +55,7 @@ let active: Worker | null = null;
  * Drains the short lane. Exported for tests; `handler` is this behind the shared middy wiring.
  * @example await drainShortLane(workAvailableEvent, context)
  */
-export async function drainShortLane(
+async function drainShortLane(
   _event: EventBridgeEvent<'work-available', WorkAvailableDetail>,
   context: LambdaContext,
 ): Promise<WorkerSummary> {

@@ -31,7 +31,7 @@ import { workerFunction } from './workers';
 import { QUEUE_METRIC_NAMES } from './worker-scaling';
 
 /** An execution waiting this long (seconds) to start means the workers are not keeping up, or none run. */
-export const OLDEST_WAITING_ALARM_SECONDS = 300;
+const OLDEST_WAITING_ALARM_SECONDS = 300;
 const LANES = ['short', 'long'] as const;
 
 function laneQueries(prefix: string, metricName: string, stat: string, extra: Record<string, string> = {}) {

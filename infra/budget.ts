@@ -21,19 +21,21 @@ export const DATABASE_INSTANCE = 't4g.micro';
 export const MAX_CONNECTIONS: Record<string, number> = { 't4g.micro': 80 };
 
 /** Slots kept free: PostgreSQL's superuser_reserved_connections (3), and an operator's psql or `sst tunnel` sessions. */
-export const RESERVED_CONNECTIONS = 3 + 5;
+const RESERVED_CONNECTIONS = 3 + 5;
 
 /** Concurrent API requests (each Lambda container holds one connection); more are throttled by Lambda. */
 export const API_RESERVED_CONCURRENCY = 10;
 /**
  * The API stage's throttle (API Gateway answers 429 beyond it, before Lambda is asked): a burst no larger than the
  * API's reserved concurrency, so requests arriving at once never meet a throttled Lambda (which API Gateway reports
- * as a 500), and a steady rate those slots serve at up to half a second a request.
+ * as a 500), and a steady rate those slots serve at up to half a second a request. Equal to the reserved concurrency
+ * by design, not by chance: a name of its own for what the stage reads.
+ * @alias
  */
 export const API_THROTTLE_BURST = API_RESERVED_CONCURRENCY;
 export const API_THROTTLE_RATE_PER_SECOND = 2 * API_RESERVED_CONCURRENCY;
 /** Worker Lambdas running at once (one connection each); the tick's wake-ups beyond it wait or expire. */
-export const WORKER_RESERVED_CONCURRENCY = 20;
+const WORKER_RESERVED_CONCURRENCY = 20;
 /** One tick at a time: it never waits behind the 900-second workers for account concurrency. */
 export const TICK_RESERVED_CONCURRENCY = 1;
 /** One migration run at a time (every deploy invokes it once). */
@@ -42,7 +44,7 @@ export const MIGRATE_RESERVED_CONCURRENCY = 1;
 /** Container worker tasks at most (the autoscaling maximum); at least one always runs. */
 export const CONTAINER_MAX_TASKS = 5;
 /** PostgreSQL connections one container worker may open (DATABASE_POOL_MAX). */
-export const CONTAINER_POOL_MAX = 4;
+const CONTAINER_POOL_MAX = 4;
 /**
  * ECS starts new tasks before stopping old ones during a deployment, up to this share of the desired count (rounded
  * down): 200 lets it start one new task even at one task running.
@@ -52,7 +54,7 @@ export const CONTAINER_DEPLOY_MAX_PERCENT = 200;
 export const CONTAINER_DEPLOY_MIN_HEALTHY_PERCENT = 100;
 
 /** A pg pool per Lambda container holds this many (functions/lambda.ts). */
-export const LAMBDA_POOL_MAX = 1;
+const LAMBDA_POOL_MAX = 1;
 
 export interface ConnectionBudget {
   apiReserved: number;

@@ -26,7 +26,7 @@ export function reservedConcurrency(queue: StageSettings['queue']): number {
   );
 }
 
-export class PreflightError extends Error {
+class PreflightError extends Error {
   override readonly name = 'PreflightError';
 }
 
@@ -49,7 +49,7 @@ function clientConfig() {
  * Refuses an account whose quota cannot hold the reservations plus the unreserved minimum. Other functions'
  * reservations count too: the check uses what is unreserved now, giving back what this stage already reserves.
  */
-export async function checkConcurrencyQuota(options: {
+async function checkConcurrencyQuota(options: {
   required: number;
   /** What this stage's functions reserve today (0 on a first deploy). */
   alreadyReserved?: number;
@@ -80,7 +80,7 @@ export function queueParameterName(app: string, stage: string): string {
 }
 
 /** Refuses a deploy that would move the stage's queue; returns the deployed queue (null: never deployed). */
-export async function checkQueueUnchanged(options: {
+async function checkQueueUnchanged(options: {
   app: string;
   stage: string;
   queue: StageSettings['queue'];

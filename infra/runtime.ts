@@ -7,9 +7,9 @@ import { queueBackend, settings } from './stage';
 /** How often the tick runs: EventBridge's finest rate (the schedule in infra/scheduler.ts). */
 export const TICK_INTERVAL_SECONDS = 60;
 /** Fire times are materialised this far ahead; it must exceed the tick interval or second-level schedules start late. */
-export const LOOKAHEAD_SECONDS = 120;
+const LOOKAHEAD_SECONDS = 120;
 /** A worker that misses heartbeats for this long loses its lease to the reaper. */
-export const LEASE_TIMEOUT_SECONDS = 30;
+const LEASE_TIMEOUT_SECONDS = 30;
 /** Lambda's hard maximum. */
 export const WORKER_LAMBDA_TIMEOUT_SECONDS = 900;
 /** Time a worker Lambda keeps after its last job to record outcomes and release leases. */
@@ -18,7 +18,7 @@ export const LAMBDA_SHUTDOWN_GRACE_SECONDS = 60;
  * The longest job timeout a worker Lambda may start: it stops claiming once its remaining time drops below
  * this plus the grace, so 900 - 600 - 60 leaves a 240 s claiming window. Longer jobs belong to the container lane.
  */
-export const SHORT_LANE_MAX_TIMEOUT_SECONDS = 600;
+const SHORT_LANE_MAX_TIMEOUT_SECONDS = 600;
 /** Attempts one worker Lambda runs at once; the tick also sizes its fan-out by it (one Lambda per this many waiting). */
 export const LAMBDA_WORKER_CONCURRENCY = 4;
 /** Most worker Lambdas one tick wakes (a backlog grows the fleet by at most this many a minute). */

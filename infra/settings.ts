@@ -45,7 +45,7 @@ export interface StageSettings {
   bastion: boolean;
 }
 
-export const DEFAULT_SETTINGS: StageSettings = {
+const DEFAULT_SETTINGS: StageSettings = {
   queue: 'redis',
   databaseMultiAz: false,
   databaseMaxStorageGb: 100,
@@ -59,7 +59,10 @@ export const DEFAULT_SETTINGS: StageSettings = {
   bastion: true,
 };
 
-/** Stages with settings of their own. */
+/**
+ * Stages with settings of their own.
+ * @public The infra tests read it through vi.mock's importOriginal, which knip cannot follow.
+ */
 export const STAGE_SETTINGS: Record<string, Partial<StageSettings>> = {
   production: {
     // One service fewer: the queue's tables sit in the Multi-AZ database, so they fail over with it, and the stage

@@ -23,7 +23,7 @@ export const QUEUE_METRIC_NAMES = {
 } as const;
 
 /** Long-lane attempts waiting longer than this (seconds, two ticks running) add a task. */
-export const WAITING_ALARM_SECONDS = 120;
+const WAITING_ALARM_SECONDS = 120;
 
 const longLane = [{ name: 'Lane', value: 'long' }];
 

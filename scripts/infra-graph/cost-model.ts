@@ -18,7 +18,7 @@ import { resolve, type Recorded, type ResourceGraph } from './sst-globals';
  * Every kind of resource the graph may hold: priced by costModel(), or free, with the reason. A kind in neither fails
  * the cost test, so a change that adds a resource has to say what it costs.
  */
-export const PRICED_KINDS = [
+const PRICED_KINDS = [
   'aws.rds.Instance',
   'aws.rds.Proxy',
   'aws.secretsmanager.Secret',
@@ -34,7 +34,7 @@ export const PRICED_KINDS = [
   'aws.appautoscaling.Policy',
 ] as const;
 
-export const FREE_KINDS: Record<string, string> = {
+const FREE_KINDS: Record<string, string> = {
   'sst.aws.Function':
     'billed per use: the tick through its schedule, the worker per execution, the API per request, Migrate once a deploy',
   'sst.aws.Vpc':
@@ -65,7 +65,7 @@ export function unpricedKinds(graph: ResourceGraph): string[] {
 }
 
 /** What the graph does not say. */
-export const WORKLOAD = {
+const WORKLOAD = {
   /** Billed duration of a tick with nothing to do (its passes are a handful of indexed queries). */
   idleTickSeconds: 0.3,
   /** START, END and REPORT lines Lambda writes for every invocation, bytes. */
@@ -85,7 +85,7 @@ export const WORKLOAD = {
   logRetentionMonths: 1,
 } as const;
 
-export interface CostItem {
+interface CostItem {
   /** What is billed, in words. */
   item: string;
   /** How the figure comes about: quantity x price. */
@@ -166,7 +166,7 @@ export async function tickMetrics(): Promise<{ metrics: number; bytesPerTick: nu
 }
 
 /** The log lines of one successful short-lane execution: its transitions (the tick's queued, the worker's two). */
-export function transitionLogBytes(): { lines: number; bytes: number } {
+function transitionLogBytes(): { lines: number; bytes: number } {
   const base = {
     event: 'execution.transition' as const,
     jobId: '0f8fad5b-d9cb-469f-a165-70867728950e',

@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core';
 import axe from 'axe-core';
 
 /** WCAG 2.0 and 2.1, levels A and AA. */
-export const WCAG_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+const WCAG_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
 export interface AxeFinding {
   id: string;

@@ -2,7 +2,7 @@
  * A minimal browser over `app.request()` for in-process dashboard tests: a cookie jar, urlencoded form posts, the
  * CSRF token of a page, and sign-in. No JavaScript, no redirects followed (tests look at them).
  */
-export interface FormResponse {
+interface FormResponse {
   status: number;
   headers: Headers;
   text: string;

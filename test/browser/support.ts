@@ -12,7 +12,7 @@ import { toolPresent } from '../support/tools';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const HAS_CHROMIUM = toolPresent('chromium', existsSync(CHROMIUM));
-export const SCREENSHOTS = fileURLToPath(new URL('../artifacts/screenshots/', import.meta.url));
+const SCREENSHOTS = fileURLToPath(new URL('../artifacts/screenshots/', import.meta.url));
 
 export const VIEWPORTS = {
   laptop: { width: 1280, height: 800 },

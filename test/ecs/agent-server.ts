@@ -7,7 +7,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface AgentRequest {
+interface AgentRequest {
   method: string;
   path: string;
   body: { ProtectionEnabled?: boolean; ExpiresInMinutes?: number } | null;

@@ -27,7 +27,7 @@ const TERMINAL = `('succeeded', 'dead', 'cancelled', 'skipped')`;
 const LIVE = `('queued', 'retrying', 'running')`;
 
 /** Waits until no execution is queued, retrying or running (or the timeout passes); returns how long it took. */
-export async function drain(s: Scenario, timeoutMs: number): Promise<{ drained: boolean; ms: number; live: number }> {
+async function drain(s: Scenario, timeoutMs: number): Promise<{ drained: boolean; ms: number; live: number }> {
   const started = Date.now();
   let live = -1;
   while (Date.now() - started < timeoutMs) {

@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { sleep, type Servers } from './servers';
 
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export { sleep };
 
 /** Timing knobs shared by every scenario (short, so faults are detected and repaired within seconds). */
@@ -24,7 +24,7 @@ export const TIMING = {
   reconcileIntervalMs: 1000,
 };
 
-export function baseEnv(): Record<string, string> {
+function baseEnv(): Record<string, string> {
   return {
     LEASE_TIMEOUT: `${TIMING.leaseMs}ms`,
     SCHEDULE_INTERVAL: `${TIMING.scheduleIntervalMs}ms`,
@@ -161,7 +161,7 @@ export class Proc {
 }
 
 /** Every process still running, so run.ts can SIGKILL them (by pid) on failure or interrupt. */
-export const LIVE = new Set<Proc>();
+const LIVE = new Set<Proc>();
 
 export function killAllLive(): void {
   for (const p of LIVE) {

@@ -366,4 +366,4 @@ export const queryValue = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 20 }),
 );
 
-export { isoish, anyText, anyValue };
+export { isoish };

@@ -29,7 +29,7 @@ import { join } from 'node:path';
 
 const DIR_PREFIX = 'jobs-faults-';
 
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -113,7 +113,7 @@ export function cleanupLeftovers(): string[] {
   return cleaned;
 }
 
-export class PrivateRedis {
+class PrivateRedis {
   port = 0;
   private child: ChildProcess | null = null;
   private exited: Promise<void> = Promise.resolve();
@@ -192,7 +192,7 @@ export class PrivateRedis {
   }
 }
 
-export class PrivatePostgres {
+class PrivatePostgres {
   port = 0;
   private readonly bin = pgBinDir();
   private readonly data: string;

@@ -40,7 +40,7 @@ vi.mock('../../infra/settings', async (importOriginal) => {
  * (rounded down) exceeds the count, or stop an old one first only if the minimum healthy (rounded up) is below it.
  * Unset percents are ECS's rolling-update defaults (100 and 200).
  */
-export function canReplaceTasks(desired: number, minimumHealthyPercent = 100, maximumPercent = 200): boolean {
+function canReplaceTasks(desired: number, minimumHealthyPercent = 100, maximumPercent = 200): boolean {
   return (
     Math.floor((desired * maximumPercent) / 100) > desired ||
     Math.ceil((desired * minimumHealthyPercent) / 100) < desired

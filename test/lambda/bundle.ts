@@ -17,7 +17,6 @@ export const ENTRIES = [
   { name: 'migrate', entry: 'functions/migrate.ts' },
   { name: 'worker-process', entry: 'functions/worker-process.ts' },
 ] as const;
-export type EntryName = (typeof ENTRIES)[number]['name'];
 
 /** ESM output has no `require`; bundled CommonJS dependencies (pg, ioredis, pino) need one. */
 const REQUIRE_BANNER = "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";

@@ -18,13 +18,13 @@ export interface WireEntry {
   Resources?: string[];
 }
 
-export interface PutEventsCall {
+interface PutEventsCall {
   target: string | undefined;
   headers: IncomingHttpHeaders;
   entries: WireEntry[];
 }
 
-export type EntryFailure = { ErrorCode: string; ErrorMessage: string };
+type EntryFailure = { ErrorCode: string; ErrorMessage: string };
 
 export interface PutEventsServer {
   url: string;

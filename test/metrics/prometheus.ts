@@ -9,7 +9,7 @@ import { toolPresent } from '../support/tools';
 const found = ['/usr/bin/prometheus', '/usr/local/bin/prometheus'].find((p) => existsSync(p)) ?? null;
 export const PROMETHEUS = toolPresent('prometheus', found !== null) ? found : null;
 
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

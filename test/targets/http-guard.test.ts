@@ -18,7 +18,7 @@ beforeEach(() => {
   receiver.respond = () => undefined;
 });
 
-export function started(
+function started(
   http: Partial<HttpTarget> & { url: string },
   fields: Partial<StartedExecution> = {},
 ): StartedExecution {

@@ -7,7 +7,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 
-export interface InvokeCall {
+interface InvokeCall {
   functionName: string;
   qualifier: string | null;
   invocationType: string | undefined;
@@ -15,7 +15,7 @@ export interface InvokeCall {
   event: string;
 }
 
-export type FakeAnswer =
+type FakeAnswer =
   | { result: unknown }
   | { functionError: string; errorMessage: string }
   | { status: number; type: string; message: string; retryAfter?: string };

@@ -31,7 +31,7 @@ import { systemRoutes } from './routes/system';
 export type AppMount = (root: OpenAPIHono<ApiEnv>, deps: ApiDeps, commands: CommandDeps) => void;
 
 export const API_PREFIX = '/api/v1';
-export const API_VERSION = '1.0.0';
+const API_VERSION = '1.0.0';
 
 /**
  * @example
@@ -126,8 +126,6 @@ export function createApp(deps: ApiDeps, mounts: readonly AppMount[] = []) {
   root.onError(onError(deps.logger));
   return root;
 }
-
-export type App = ReturnType<typeof createApp>;
 
 /** The core's command dependencies from the API's. */
 export function commandDeps(deps: ApiDeps): CommandDeps {

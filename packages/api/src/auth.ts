@@ -45,7 +45,7 @@ export function accessOf(handler: unknown): RouteAccess | undefined {
  * The access the matched route declares; `admin` for a route that declares none; null when no route matched
  * (only `use('*')` middleware did: the request is answered 404 or 405 further on).
  */
-export function requiredAccess(c: Context): RouteAccess | null {
+function requiredAccess(c: Context): RouteAccess | null {
   const routes = matchedRoutes(c).filter((r) => !(r.method === 'ALL' && r.path.endsWith('*')));
   if (routes.length === 0) return null;
   for (const r of routes) {

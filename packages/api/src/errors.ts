@@ -115,7 +115,7 @@ function isClientAbort(error: unknown): boolean {
   return error instanceof Error && error.message === 'aborted' && (error as { code?: string }).code === 'ECONNRESET';
 }
 
-export function renderError(c: Context, error: ApiError): Response {
+function renderError(c: Context, error: ApiError): Response {
   return c.json(errorBody(error.code, error.message, error.details), error.status, error.headers);
 }
 

@@ -25,7 +25,7 @@ function hostnameOf(hostAndPort: string): string | null {
   }
 }
 
-export function isLoopback(hostname: string): boolean {
+function isLoopback(hostname: string): boolean {
   return (
     hostname === 'localhost' ||
     hostname.endsWith('.localhost') ||

@@ -21,7 +21,7 @@ export interface Principal {
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** Fewest characters a key may have: a short key can be guessed (METRICS_TOKEN has the same floor). */
-export const API_KEY_MIN_LENGTH = 16;
+const API_KEY_MIN_LENGTH = 16;
 const NAMED_ENTRY = new RegExp(`^([^:]*):(${ROLES.join('|')}):(.*)$`);
 
 /**

@@ -14,7 +14,7 @@ export interface Page<T> {
 }
 
 /** Most bytes of rows one page carries (as UTF-8 JSON); always at least one row. */
-export const PAGE_MAX_BYTES = 1024 * 1024;
+const PAGE_MAX_BYTES = 1024 * 1024;
 
 /**
  * Fetches one row more than asked, to know whether another page exists without returning an empty last page.

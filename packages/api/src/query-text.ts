@@ -40,7 +40,7 @@ function decodeComponent(raw: string): string | null {
 const shown = (name: string) => (name.length > 64 ? `${name.slice(0, 64)}…` : name);
 
 /** What is wrong with a query string (without its `?`), as the detail of a 400; null when nothing is. */
-export function queryProblem(search: string): ErrorDetail | null {
+function queryProblem(search: string): ErrorDetail | null {
   for (const part of search.split('&')) {
     if (part === '') continue;
     const eq = part.indexOf('=');

@@ -15,10 +15,6 @@ export function roleAllows(have: Role, need: Role): boolean {
   return ROLES.indexOf(have) >= ROLES.indexOf(need);
 }
 
-export function isRole(value: string): value is Role {
-  return (ROLES as readonly string[]).includes(value);
-}
-
 /** Who asked for a change: the key's name (never its value), the request, and where it came from. */
 export interface Actor {
   keyName: string;
@@ -74,7 +70,7 @@ export function auditEntry(
 }
 
 const SECRET_NAME = /secret|passw|token|api[_-]?key|authorization|credential|private[_-]?key|cookie|signature/i;
-export const MASK = '***';
+const MASK = '***';
 
 /**
  * A copy of `value` with every property whose name suggests a secret replaced by `***`, at any depth, so old and new
@@ -114,7 +110,7 @@ export function fieldChanges(before: Record<string, unknown> | null, after: Reco
  * and admin, who can run the job with it and edit it. A read key sees it as the audit trail does, every field
  * whose name suggests a secret masked (maskSecrets), in the API and the dashboard alike.
  */
-export function seesData(role: Role | null | undefined): boolean {
+function seesData(role: Role | null | undefined): boolean {
   return role !== null && role !== undefined && roleAllows(role, 'operate');
 }
 

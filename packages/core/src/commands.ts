@@ -42,9 +42,9 @@ export interface CommandDeps {
 }
 
 /** A one-off `runAt` this far behind the clock still counts as "now" (a client's "now" arrives a little late). */
-export const RUN_AT_PAST_TOLERANCE_MS = 5_000;
+const RUN_AT_PAST_TOLERANCE_MS = 5_000;
 
-export const COMMAND_JOBS_OFF = 'command jobs are disabled on this deployment (COMMAND_JOBS=off): use a handler';
+const COMMAND_JOBS_OFF = 'command jobs are disabled on this deployment (COMMAND_JOBS=off): use a handler';
 
 /**
  * Creates a job. A one-off run time in the past is refused unless `allowPast` (it would run at once, or be dropped

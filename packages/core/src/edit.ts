@@ -32,7 +32,7 @@ export interface EditPlan {
 }
 
 /** Fields whose change re-plans the schedule (API names). */
-export const SCHEDULE_FIELDS = [
+const SCHEDULE_FIELDS = [
   'cron_expr',
   'timezone',
   'run_at',
@@ -42,7 +42,7 @@ export const SCHEDULE_FIELDS = [
   'status',
 ];
 /** Fields whose change moves the attempts that wait. */
-export const WAITING_FIELDS = [
+const WAITING_FIELDS = [
   'lane',
   'priority',
   'payload',
@@ -177,7 +177,7 @@ export const MAX_BACKFILL = 1000;
  * The fire times of a job in [from, to) by its own schedule and DST rules, at most MAX_BACKFILL (more: a 400).
  * A one-off job's only fire time is its run time; a manual-only job has none to backfill.
  */
-export function backfillTimes(job: Pick<Job, 'cronExpr' | 'timezone' | 'runAt'>, from: Date, to: Date): Date[] {
+function backfillTimes(job: Pick<Job, 'cronExpr' | 'timezone' | 'runAt'>, from: Date, to: Date): Date[] {
   if (to <= from) throw new InvalidInputError('must be after from', 'to');
   if (job.runAt) return job.runAt >= from && job.runAt < to ? [job.runAt] : [];
   const schedule = jobSchedule(job);

@@ -5,7 +5,6 @@ export * from './errors';
 export * from './clip';
 export * from './instant';
 export * from './utf8';
-export * from './lifecycle';
 export * from './retry';
 export * from './duration';
 export * from './cron';

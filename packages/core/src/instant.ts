@@ -140,9 +140,9 @@ export function isoFromUtcText(s: string, fallback: (text: string) => string): s
 }
 
 /** The first instant the scheduler takes as input (a run_at, a preview's from, a backfill's range): the Unix epoch. */
-export const EARLIEST_INSTANT = new Date('1970-01-01T00:00:00.000Z');
+const EARLIEST_INSTANT = new Date('1970-01-01T00:00:00.000Z');
 /** The last: the end of year 9999, the last one an ISO 8601 instant writes with four digits. */
-export const LATEST_INSTANT = new Date('9999-12-31T23:59:59.999Z');
+const LATEST_INSTANT = new Date('9999-12-31T23:59:59.999Z');
 
 /**
  * Why an instant given as input is outside the supported range (1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z), or

@@ -52,7 +52,7 @@ export interface RetentionStore {
   }): Promise<Record<string, { count: number; durationMs: number }>>;
 }
 
-export type RetentionQueue = Pick<CommandQueue, 'forgetDead'>;
+type RetentionQueue = Pick<CommandQueue, 'forgetDead'>;
 
 export interface RetentionDeps {
   store: RetentionStore;

@@ -15,7 +15,7 @@ import type { FirePlan, PlannedFire } from './ports';
 import type { Job } from './types';
 
 /** Upper bound on fire times one job materialises in one tick (a 1-second schedule with a 70 s lookahead is 70). */
-export const MAX_FIRES_PER_TICK = 1000;
+const MAX_FIRES_PER_TICK = 1000;
 
 const scheduleCache = new Map<string, CronSchedule>();
 

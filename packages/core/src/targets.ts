@@ -4,7 +4,7 @@
  */
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-export type HttpMethod = (typeof HTTP_METHODS)[number];
+type HttpMethod = (typeof HTTP_METHODS)[number];
 
 export interface HttpTarget {
   url: string;
@@ -42,14 +42,6 @@ export interface JobTarget {
   lambda: LambdaTarget | null;
 }
 
-export type TargetKind = 'command' | 'handler' | 'http' | 'lambda';
-
-export const TARGET_KINDS: readonly TargetKind[] = ['command', 'handler', 'http', 'lambda'];
-
-export function targetKind(target: JobTarget): TargetKind | null {
-  return TARGET_KINDS.find((kind) => target[kind] !== null && target[kind] !== undefined) ?? null;
-}
-
 /**
  * The target in words, as lists and pages show it.
  * @example targetWords({ http: { method: 'POST', url: 'https://api.example.com/hooks/nightly', headers: {} }, ... })
@@ -75,7 +67,7 @@ export const MASKED = '********';
 const SECRET_HEADER =
   /^(authorization|proxy-authorization|cookie|set-cookie)$|key$|token|secret|passw(or)?d|signature|session|credential|auth/i;
 
-export function isSecretHeader(name: string): boolean {
+function isSecretHeader(name: string): boolean {
   return SECRET_HEADER.test(name);
 }
 

@@ -16,7 +16,6 @@ export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
 
 /** Statuses an execution can still leave; everything else is final. */
 export const LIVE_STATUSES = ['queued', 'retrying', 'running'] as const satisfies readonly ExecutionStatus[];
-export type LiveStatus = (typeof LIVE_STATUSES)[number];
 
 export const TRIGGERS = ['cron', 'once', 'manual', 'retry', 'replay', 'backfill'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
@@ -44,7 +43,7 @@ export interface Backoff {
 }
 
 /** At most `limit` attempts start in any window of `periodMs` (per concurrency key value when `perKey`). */
-export interface RateLimit {
+interface RateLimit {
   limit: number;
   periodMs: number;
   perKey: boolean;
@@ -152,7 +151,7 @@ export interface Execution {
 
 /** How an earlier delivery of an attempt ended: given back at shutdown, or lost with its worker before its start was recorded. */
 export const DELIVERY_ENDS = ['released', 'lost'] as const;
-export type DeliveryEnd = (typeof DELIVERY_ENDS)[number];
+type DeliveryEnd = (typeof DELIVERY_ENDS)[number];
 
 /** One delivery of an attempt to a worker. */
 export interface Delivery {
@@ -176,7 +175,7 @@ export interface ExecutionSummary extends Omit<Execution, 'payload' | 'output' |
 }
 
 /** The instants of an execution, as its list rows carry them. */
-export type ExecutionInstant = 'scheduledFor' | 'queuedAt' | 'startedAt' | 'finishedAt' | 'leaseExpiresAt';
+type ExecutionInstant = 'scheduledFor' | 'queuedAt' | 'startedAt' | 'finishedAt' | 'leaseExpiresAt';
 
 /**
  * A list row as the API sends it: no output tail and no job name, and the instants as ISO 8601 strings (`Date`

@@ -16,7 +16,7 @@ import { setFlash } from './flash';
 import { localPath, type DashRequest } from './view';
 
 /** At most this many executions are replayed by one bulk request. */
-export const MAX_BULK_REPLAY = 200;
+const MAX_BULK_REPLAY = 200;
 
 const param = (r: DashRequest) => r.c.req.param('id')!;
 const back = (r: DashRequest, fallback: string) => r.c.redirect(localPath(r.form.get('return_to'), fallback), 303);

@@ -31,13 +31,13 @@ const pathOf = (kind: CookieKind) => PATHS[kind] ?? '/';
  * balancers set X-Forwarded-Proto; hono/aws-lambda also builds an https:// URL). A client spoofing the header only
  * makes its own cookies Secure.
  */
-export function isHttps(c: Context): boolean {
+function isHttps(c: Context): boolean {
   const forwarded = c.req.header('x-forwarded-proto');
   if (forwarded) return forwarded.split(',')[0]!.trim().toLowerCase() === 'https';
   return new URL(c.req.url).protocol === 'https:';
 }
 
-export function cookieName(c: Context, kind: CookieKind): string {
+function cookieName(c: Context, kind: CookieKind): string {
   if (!isHttps(c)) return BASE_NAMES[kind];
   return `${pathOf(kind) === '/' ? '__Host-' : '__Secure-'}${BASE_NAMES[kind]}`;
 }

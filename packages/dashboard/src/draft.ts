@@ -11,7 +11,7 @@ import { JOB_FIELDS, JOB_FORM_DEFAULTS, type FieldErrors, type JobFormValues } f
 import type { SessionKeys } from './session';
 
 /** Browsers keep cookies up to 4096 bytes, name and attributes included. */
-export const MAX_DRAFT_CHARS = 3800;
+const MAX_DRAFT_CHARS = 3800;
 const VERSION = 'd1';
 const LABEL = 'jobs-dashboard/draft/v1';
 const ID = /^[A-Za-z0-9_-]{16}$/;

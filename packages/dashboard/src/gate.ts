@@ -29,7 +29,7 @@ import {
 } from './session';
 import type { View } from './view';
 
-export type Access = 'public' | 'login' | 'page' | 'fragment' | 'action';
+type Access = 'public' | 'login' | 'page' | 'fragment' | 'action';
 
 /** What a route declares: how it is reached, and the least role (`anyone`: the sign-in form and the assets). */
 export interface RouteGuard {

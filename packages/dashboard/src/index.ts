@@ -13,7 +13,7 @@ import { DASHBOARD_ROUTES } from './routes';
 import { sessionKeys } from './session';
 import type { View } from './view';
 
-export { DASHBOARD_ROUTES, type DashboardRoute } from './routes';
+export { DASHBOARD_ROUTES } from './routes';
 
 /** No inline script or style, no framing, forms post only here. */
 const SECURITY_HEADERS: Record<string, string> = {

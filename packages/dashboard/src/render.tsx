@@ -7,12 +7,12 @@ import { Layout, LiveRegion } from './ui/layout';
 import type { DashRequest, View } from './view';
 
 /** Requests from the dashboard script for the live region or a preview carry this header. */
-export const FRAGMENT_HEADER = 'X-Dashboard-Fragment';
+const FRAGMENT_HEADER = 'X-Dashboard-Fragment';
 
 export const isFragment = (c: Context) => c.req.header(FRAGMENT_HEADER) !== undefined;
 
 /** Renders JSX to a string (hono/jsx escapes every text and attribute value). */
-export async function toHtml(node: Child): Promise<string> {
+async function toHtml(node: Child): Promise<string> {
   return String(await (node as { toString(): string | Promise<string> }).toString());
 }
 

@@ -51,7 +51,7 @@ export function newSessionToken(): { token: string; cookie: string } {
 }
 
 /** The token in a session cookie value, or null when it is not one. */
-export function sessionToken(value: string | undefined): string | null {
+function sessionToken(value: string | undefined): string | null {
   const match = value ? SESSION_FORMAT.exec(value) : null;
   return match ? match[1]! : null;
 }

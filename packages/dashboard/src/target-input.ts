@@ -5,8 +5,8 @@
  */
 import { maskTarget, type Job } from '@jobs/core';
 
-export const TARGET_KINDS = ['command', 'http', 'lambda'] as const;
-export type FormTargetKind = (typeof TARGET_KINDS)[number];
+const TARGET_KINDS = ['command', 'http', 'lambda'] as const;
+type FormTargetKind = (typeof TARGET_KINDS)[number];
 
 export const TARGET_FIELDS = [
   'target',
@@ -35,7 +35,7 @@ export const TARGET_TEXTAREAS: readonly TargetField[] = ['http_headers', 'http_b
 type Values = Record<TargetField | 'command' | 'handler', string>;
 
 /** `Name: value` lines as a headers object; a line that is neither blank nor a header is a problem. */
-export function parseHeaderLines(text: string): { headers: Record<string, string>; problem: string | null } {
+function parseHeaderLines(text: string): { headers: Record<string, string>; problem: string | null } {
   const headers: Record<string, string> = {};
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {

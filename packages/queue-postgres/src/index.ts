@@ -1,4 +1,4 @@
 /** @module @jobs/queue-postgres — PostgreSQL delivery: the queue ports on tables (migration 009) and
  * functions (sql/*.sql, installed by migration 016). */
-export { createPostgresQueue, type PostgresQueue, type PostgresQueueOptions } from './queue';
+export { createPostgresQueue } from './queue';
 export { createPostgresLiveOutput, postgresLiveOutputReader } from './live-output';

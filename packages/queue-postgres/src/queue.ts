@@ -27,8 +27,6 @@ export interface PostgresQueueOptions {
   listenClient?: () => pg.Client;
 }
 
-export type PostgresQueue = ReturnType<typeof createPostgresQueue>;
-
 /** Items per statement of a push. */
 const PUSH_CHUNK = 5000;
 /** Largest NOTIFY payload is 8000 bytes: cancellations go in chunks of ids well under it. */

@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 
 export type RedisClient = Redis | Cluster;
 
-export type Script<T> = (...args: (string | number)[]) => Promise<T>;
+type Script<T> = (...args: (string | number)[]) => Promise<T>;
 export interface ScriptClient {
   push: Script<number>;
   claim: Script<string[]>;

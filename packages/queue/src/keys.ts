@@ -4,9 +4,9 @@
  */
 import type { Lane } from '@jobs/core';
 
-export const DEFAULT_PREFIX = '{jobs}';
+const DEFAULT_PREFIX = '{jobs}';
 
-export interface LaneKeys {
+interface LaneKeys {
   ready: string;
   delayed: string;
   lease: string;

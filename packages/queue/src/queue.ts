@@ -370,7 +370,7 @@ function byLane<T extends { lane: Lane }>(items: readonly T[]): Map<Lane, T[]> {
   return map;
 }
 
-export function chunks<T>(items: readonly T[], size: number): T[][] {
+function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;

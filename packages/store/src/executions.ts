@@ -153,7 +153,7 @@ const RECORD_SQL = `WITH start_input AS (
  * Text PostgreSQL can store: NUL characters and unpaired surrogates (possible in a command's or a handler's output)
  * would make the whole batch's statement fail, again and again, holding back every outcome in it.
  */
-export function storableText(text: string | null): string | null {
+function storableText(text: string | null): string | null {
   if (text === null) return null;
   // toWellFormed is in Node 20's V8; the ES2023 lib the project targets does not declare it.
   return (text.replace(/\u0000/g, '\uFFFD') as unknown as { toWellFormed(): string }).toWellFormed();

@@ -21,7 +21,7 @@ import { CREATED_COLUMNS, JOB_COLUMNS, flowKeySql, toCreated, toJob, toQueueItem
 import { transaction } from './transaction';
 
 /** Most versions GET /jobs/{id}/versions returns (newest first). */
-export const MAX_VERSIONS_LISTED = 1000;
+const MAX_VERSIONS_LISTED = 1000;
 
 export async function jobUpdate(
   pool: pg.Pool,

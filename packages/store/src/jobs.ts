@@ -29,7 +29,7 @@ export interface JobListFilter {
  * The jobs columns of a job's limits, in the order max_concurrency, concurrency_key, concurrency_key_path,
  * max_concurrency_per_key, rate_limit, rate_period_ms, rate_per_key. The pointer is validated by the API.
  */
-export function limitColumns(limits: FlowLimits): unknown[] {
+function limitColumns(limits: FlowLimits): unknown[] {
   const pointer = limits.concurrencyKey;
   const path = pointer === null ? null : parseJsonPointer(pointer);
   if (path && !path.ok) throw new InvalidInputError(`concurrency_key: ${path.error}`, 'concurrency_key');

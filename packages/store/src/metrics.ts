@@ -15,9 +15,9 @@ import type pg from 'pg';
  * history, only from the counters (which never count it twice, and never drop).
  */
 export const FOLD_LAG_MINUTES = 2;
-export const FOLD_LAG = `${FOLD_LAG_MINUTES} minutes`;
+const FOLD_LAG = `${FOLD_LAG_MINUTES} minutes`;
 /** The most one fold pass takes in (a bounded pass: after a long stop, catching up takes one pass per day missed). */
-export const FOLD_SPAN = '1 day';
+const FOLD_SPAN = '1 day';
 
 /** Finished attempts of one (status, lane), since the counters began, with their histograms' bucket counts. */
 export interface FinishedTotals {
@@ -31,7 +31,7 @@ export interface FinishedTotals {
   latenessLe: number[] | null;
 }
 
-export interface LiveCounts {
+interface LiveCounts {
   status: string;
   lane: string;
   count: number;

@@ -111,7 +111,7 @@ export interface ExecutionFieldsRow<I = Date> {
 }
 
 /** One earlier delivery in executions.deliveries (jsonb: instants as text). */
-export interface DeliveryJson {
+interface DeliveryJson {
   worker_id?: string | null;
   started_at?: string | null;
   ended_at?: string | null;

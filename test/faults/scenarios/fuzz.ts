@@ -61,7 +61,7 @@ interface Outcome {
 }
 
 /** Equal JSON values: same types, same strings code unit for code unit, same keys (order aside). */
-export function sameJson(a: unknown, b: unknown, depth = 0): boolean {
+function sameJson(a: unknown, b: unknown, depth = 0): boolean {
   if (depth > 200) return false;
   if (a === b) return true;
   if (typeof a !== typeof b || a === null || b === null) return false;

@@ -7,9 +7,9 @@ import { LANES, LIVE_STATUSES, type WorkerInfo } from '@jobs/core';
 import { DURATION_BOUNDS_MS, LATENESS_BOUNDS_MS, type FinishedTotals, type MetricsSnapshot } from '@jobs/store';
 import { SnapshotRegistry, type HistogramValues } from './snapshot';
 
-export const FINAL_STATUSES = ['succeeded', 'failed', 'dead', 'cancelled', 'skipped'] as const;
-export const WORKER_KINDS = ['lambda', 'container', 'local'] as const;
-export type QueueDepth = Record<string, { ready: number; delayed: number; running: number; dead: number }>;
+const FINAL_STATUSES = ['succeeded', 'failed', 'dead', 'cancelled', 'skipped'] as const;
+const WORKER_KINDS = ['lambda', 'container', 'local'] as const;
+type QueueDepth = Record<string, { ready: number; delayed: number; running: number; dead: number }>;
 
 export interface SeriesInput {
   snapshot: MetricsSnapshot;

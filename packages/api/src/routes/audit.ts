@@ -9,7 +9,7 @@ import { PageQuery, errorResponses, json, pageSchema } from '../schemas/common';
 
 const AuditPage = pageSchema(AuditRow, 'AuditPage');
 
-export function auditJson(row: StoredRow) {
+function auditJson(row: StoredRow) {
   return {
     id: row.id,
     at: row.at.toISOString(),

@@ -45,7 +45,7 @@ const tags = ['jobs'];
  * The plan of a PATCH: the current definition with the given fields replaced, checked exactly as a create body is
  * (the same 400 details), and the fields that really change.
  */
-export function patchPlan(
+function patchPlan(
   current: Job,
   patch: Record<string, unknown>,
   shortLaneMaxTimeoutMs: number,

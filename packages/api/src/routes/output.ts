@@ -32,7 +32,7 @@ export const OUTPUT_PAGE_BYTES = 512 * 1024;
 
 const isLive = (e: Pick<Execution, 'status'>) => (LIVE_STATUSES as readonly string[]).includes(e.status);
 
-export const OutputQuery = z.object({
+const OutputQuery = z.object({
   follow: z
     .enum(['true', 'false'])
     .optional()

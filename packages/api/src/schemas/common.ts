@@ -2,7 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { instantRangeProblem, isValidTimeZone, parseCron, type CronSchedule } from '@jobs/core';
 
-export const ErrorSchema = z
+const ErrorSchema = z
   .object({
     error: z.object({
       code: z.string().openapi({ example: 'validation_failed' }),

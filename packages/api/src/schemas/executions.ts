@@ -4,7 +4,7 @@ import { DELIVERY_ENDS, EXECUTION_STATUSES, LANES, TRIGGERS } from '@jobs/core';
 import { IdFilter, Instant, NullableInstant } from './common';
 import { checkPayload } from './jobs';
 
-export const Delivery = z
+const Delivery = z
   .object({
     worker_id: z.string().nullable().openapi({ description: 'The worker it was delivered to; null for a lost one.' }),
     started_at: NullableInstant.openapi({ description: 'When it started; null for a lost one (no start recorded).' }),

@@ -6,8 +6,8 @@ import { limitInputFields, limitOutputFields, refineLimits } from './limits';
 import { JobEnvInput } from './env';
 import { HttpTargetInput, HttpTargetJson, LambdaTargetInput, LambdaTargetJson } from './targets';
 
-export const HANDLER_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
-export const MAX_PAYLOAD_BYTES = 64 * 1024;
+const HANDLER_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
+const MAX_PAYLOAD_BYTES = 64 * 1024;
 const NO_CONTROL_CHARS = /^[^\p{Cc}]*$/u;
 /**
  * Format characters (bidi controls such as U+202E, zero-width ones such as U+200B, U+FEFF) and line separators draw
@@ -26,7 +26,7 @@ const NUL_MESSAGE = 'must not contain NUL (\\u0000) characters';
  */
 const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const SURROGATE_MESSAGE = 'must be valid Unicode text (no unpaired UTF-16 surrogates such as \\ud800)';
-export const isUnicodeText = (s: string): boolean => !UNPAIRED_SURROGATE.test(s);
+const isUnicodeText = (s: string): boolean => !UNPAIRED_SURROGATE.test(s);
 
 /**
  * JSON numbers are read as doubles: `1e400` becomes Infinity (stored as null), and integers beyond 2^53 - 1 lose
@@ -35,7 +35,7 @@ export const isUnicodeText = (s: string): boolean => !UNPAIRED_SURROGATE.test(s)
 const NUMBER_MESSAGE = `holds a number JSON cannot carry exactly (beyond ±${Number.MAX_SAFE_INTEGER} or not finite); send it as a string`;
 
 /** Deepest nesting of arrays and objects a payload may have (deeper JSON overflows the stack of whoever walks it). */
-export const MAX_PAYLOAD_DEPTH = 100;
+const MAX_PAYLOAD_DEPTH = 100;
 
 /**
  * Why a payload cannot be stored (nesting, NUL, unpaired surrogates in strings or keys), or null. Iterative, so a
@@ -132,7 +132,7 @@ function refineJob(body: Record<string, unknown>, ctx: z.RefinementCtx): void {
   refineLimits(body, ctx);
 }
 
-export const BackoffInput = z
+const BackoffInput = z
   .strictObject({
     base_seconds: z
       .number()
@@ -329,7 +329,7 @@ export const NameParams = z.object({
 /** Checks and normalises a job name from a path (trimmed, NFC) by the create body's rules. */
 export const JobName = JobFields.shape.name;
 
-export const JobVersion = z
+const JobVersion = z
   .object({
     version: z.number().int().openapi({ example: 2 }),
     actor: z

@@ -6,12 +6,12 @@ import { z } from '@hono/zod-openapi';
 import { LANES, parseJsonPointer, type FlowLimits } from '@jobs/core';
 import { Instant, NullableInstant } from './common';
 
-export const MAX_LIMIT = 10_000;
+const MAX_LIMIT = 10_000;
 const MAX_PERIOD_SECONDS = 86_400;
 
 const Limit = z.number().int().min(1).max(MAX_LIMIT);
 
-export const RateLimitInput = z
+const RateLimitInput = z
   .strictObject({
     limit: Limit.openapi({ description: 'At most this many attempts start in any window of period_seconds.' }),
     period_seconds: z

@@ -4,7 +4,7 @@ import { EXECUTION_STATUSES, LANES } from '@jobs/core';
 import { InputInstant, Instant, checkSchedule } from './common';
 import { JobLimitState } from './limits';
 
-export const Worker = z
+const Worker = z
   .object({
     id: z.string(),
     kind: z.enum(['lambda', 'container', 'local']),

@@ -5,10 +5,10 @@
 import { z } from '@hono/zod-openapi';
 import { HTTP_METHODS, RESERVED_HEADERS } from '@jobs/core';
 
-export const MAX_URL_CHARS = 2048;
-export const MAX_HEADERS = 50;
-export const MAX_HEADER_VALUE_CHARS = 8192;
-export const MAX_HTTP_BODY_BYTES = 64 * 1024;
+const MAX_URL_CHARS = 2048;
+const MAX_HEADERS = 50;
+const MAX_HEADER_VALUE_CHARS = 8192;
+const MAX_HTTP_BODY_BYTES = 64 * 1024;
 /** RFC 9110 token characters. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 /** A name, a partial ARN or a full ARN (AWS's own pattern, qualifier suffix included). */
@@ -17,7 +17,7 @@ const LAMBDA_FUNCTION =
 const LAMBDA_QUALIFIER = /^(\$LATEST|[a-zA-Z0-9-_]{1,128})$/;
 
 /** Why a header named `__proto__` is refused: as an object key it would be dropped, not stored. */
-export const PROTO_HEADER = '__proto__ is not taken as a header name (as a JSON object key it would be lost)';
+const PROTO_HEADER = '__proto__ is not taken as a header name (as a JSON object key it would be lost)';
 
 /**
  * Refuses an own `__proto__` key (JSON.parse makes one): a record's parse skips it, so the header would vanish and

@@ -12,9 +12,9 @@ import { listAllJobs } from './jobs';
 import { readSpecFile, type SpecFile } from './spec-file';
 
 /** The marker an apply sets on the jobs it creates or updates: --prune only ever deletes jobs that carry it. */
-export const DEFAULT_OWNER = 'jobs-apply';
+const DEFAULT_OWNER = 'jobs-apply';
 
-export type Step =
+type Step =
   | {
       action: 'create' | 'update' | 'unchanged';
       name: string;
@@ -24,19 +24,19 @@ export type Step =
     }
   | { action: 'delete'; name: string; jobId: string };
 
-export interface Plan {
+interface Plan {
   steps: Step[];
   failures: { name: string; reason: string }[];
 }
 
 /** What a non-dry apply did: the steps it applied, the one that failed (if any), the ones it did not reach. */
-export interface Outcome {
+interface Outcome {
   applied: Step[];
   failed: { step: Step; reason: string } | null;
   notApplied: Step[];
 }
 
-export async function planApply(ctx: Ctx, file: SpecFile, options: { prune: boolean; owner: string }): Promise<Plan> {
+async function planApply(ctx: Ctx, file: SpecFile, options: { prune: boolean; owner: string }): Promise<Plan> {
   const plan: Plan = { steps: [], failures: file.invalid.map((i) => ({ name: i.entry, reason: i.reason })) };
   for (const spec of file.specs) {
     const body = { ...spec.body, managed_by: options.owner };
@@ -65,7 +65,7 @@ export async function planApply(ctx: Ctx, file: SpecFile, options: { prune: bool
 }
 
 /** Applies the plan's changes in order, stopping at the first that fails. */
-export async function runPlan(ctx: Ctx, plan: Plan): Promise<Outcome> {
+async function runPlan(ctx: Ctx, plan: Plan): Promise<Outcome> {
   const changes = plan.steps.filter((s) => s.action !== 'unchanged');
   const outcome: Outcome = { applied: [], failed: null, notApplied: [] };
   for (const [i, step] of changes.entries()) {
@@ -96,7 +96,7 @@ const PAD = 11;
 const label = (action: string) => action.padEnd(PAD - 1);
 
 /** The plan as text, one line per job (and one per changed field). */
-export function formatPlan(plan: Plan): string {
+function formatPlan(plan: Plan): string {
   const lines: string[] = [];
   for (const step of plan.steps) {
     if (step.action === 'delete') lines.push(`${label('delete')} ${step.name} (id ${step.jobId}, not in the file)`);
@@ -118,7 +118,7 @@ export function formatPlan(plan: Plan): string {
 }
 
 /** "1 to create, 2 to update, 0 to delete, 3 unchanged, 1 failed" */
-export function planCounts(plan: Plan): string {
+function planCounts(plan: Plan): string {
   const n = (a: Step['action']) => plan.steps.filter((s) => s.action === a).length;
   return (
     `${n('create')} to create, ${n('update')} to update, ${n('delete')} to delete, ${n('unchanged')} unchanged` +

@@ -10,11 +10,10 @@ import { resolveJob } from './jobs';
 
 type Result = components['schemas']['BackfillResult'];
 
-/** The API's cap on fire times per call; chunks aim below it so that a denser stretch still fits. */
-export const BACKFILL_CAP = 1000;
+/** Fire times a chunk aims at: below the API's cap per call (the core's MAX_BACKFILL), so a denser stretch still fits. */
 const AIM = 800;
 
-export interface BackfillSummary {
+interface BackfillSummary {
   job_id: string;
   from: string;
   to: string;
@@ -32,7 +31,7 @@ export interface BackfillSummary {
  * where to resume when a call fails.
  * @example await backfillRange(ctx, { jobId: '7', from, to, dryRun: false }, (p) => console.error(p.done))
  */
-export async function backfillRange(
+async function backfillRange(
   ctx: Ctx,
   input: { jobId: string; from: Date; to: Date; dryRun: boolean },
   progress: (p: { chunkFrom: Date; chunkTo: Date; result: Result; fraction: number }) => void,
@@ -94,7 +93,7 @@ export async function backfillRange(
 const tooMany = (error: CliError) => error.detail.status === 400 && /more than [0-9,]+ fire times/.test(error.message);
 
 /** An instant on the command line: a date (midnight UTC) or a date-time with Z or an offset. */
-export function instantArg(value: string, option: string): Date {
+function instantArg(value: string, option: string): Date {
   const ok =
     /^\d{4}-\d{2}-\d{2}$/.test(value) ||
     /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(value);

@@ -144,7 +144,7 @@ export function jsonArg(text: string, option: string): unknown {
   }
 }
 
-export type OptionSpec = { type: 'string' | 'boolean'; short?: string };
+type OptionSpec = { type: 'string' | 'boolean'; short?: string };
 export type Values = Record<string, string | boolean | undefined>;
 
 /** One `jobs` command: its usage line, its `--help` text, its options, and what it does. */

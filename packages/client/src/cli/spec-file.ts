@@ -12,7 +12,7 @@ export interface SpecFile {
 }
 
 /** Largest file read (a job spec is at most a 64 KiB payload and some fields). */
-export const MAX_SPEC_FILE_BYTES = 16 * 1024 * 1024;
+const MAX_SPEC_FILE_BYTES = 16 * 1024 * 1024;
 
 export async function readSpecFile(path: string): Promise<SpecFile> {
   const text = await readFile(path, 'utf8');
@@ -27,7 +27,7 @@ export async function readSpecFile(path: string): Promise<SpecFile> {
   return parseSpecs(document, path);
 }
 
-export function parseSpecs(document: unknown, where: string): SpecFile {
+function parseSpecs(document: unknown, where: string): SpecFile {
   const list = Array.isArray(document)
     ? document
     : isRecord(document) && Array.isArray(document.jobs)

@@ -93,7 +93,7 @@ import { canonicalZone } from './zone';
 
 // ─── Public API ─────────────────────────────────────────────────────────────────────────────────
 
-export { type CronParseResult, type CronSchedule, parseCron } from './parse';
+export { type CronSchedule, parseCron } from './parse';
 
 /** First fire time strictly after `after`, or null if none within the search bound (must never loop forever). */
 export function nextFireTime(schedule: CronSchedule, after: Date): Date | null {

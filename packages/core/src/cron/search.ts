@@ -22,7 +22,7 @@ export interface Segment {
 }
 
 /** What the search needs of a time zone (zone.ts's Zone): the offset segment an instant falls in. */
-export interface ZoneSegments {
+interface ZoneSegments {
   segment(t: number): Segment;
 }
 

@@ -147,7 +147,7 @@ export interface MovedExecution {
   to: QueueItem;
 }
 
-export interface EditStore {
+interface EditStore {
   jobGetByName(name: string): Promise<Job | null>;
   /** Applies an update under the job's row lock. 'stale': the job is no longer at `expectedVersion`; null: gone. */
   jobUpdate(
@@ -169,7 +169,7 @@ export interface EditStore {
   }): Promise<{ fireTime: Date; executionId: string }[]>;
 }
 
-export interface EditQueue {
+interface EditQueue {
   /** Takes each `from` out of the queue and, if it was there, pushes its `to` (a claimed one is left alone). */
   move(moves: readonly MovedExecution[]): Promise<void>;
 }

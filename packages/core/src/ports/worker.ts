@@ -213,7 +213,7 @@ export interface LiveOutputSink {
 }
 
 /** One write of a running attempt's output: its id (a cursor, also the SSE event id) and its text. */
-export interface LiveOutputEntry {
+interface LiveOutputEntry {
   id: string;
   text: string;
 }

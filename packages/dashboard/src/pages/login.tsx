@@ -16,8 +16,8 @@ import { CsrfField } from '../ui/components';
 import { localPath, type DashRequest, type View } from '../view';
 
 const MAX_KEY_LENGTH = 4096;
-export const SIGN_IN_MAX_FAILURES = 10;
-export const SIGN_IN_WINDOW_MS = 60_000;
+const SIGN_IN_MAX_FAILURES = 10;
+const SIGN_IN_WINDOW_MS = 60_000;
 
 /** Where to go after signing in: a local dashboard path, never back to /login. */
 function nextPath(value: string | null | undefined): string {

@@ -20,7 +20,7 @@ const focusProps = (on: boolean) => (on ? { autofocus: true, describedBy: 'flash
 export const CsrfField: FC<{ view: View }> = ({ view }) => <input type="hidden" name="_csrf" value={view.csrf} />;
 
 /** Status as text in a coloured badge (the text carries the meaning; colour only helps). */
-export const statusHtml = (status: ExecutionStatus | Job['status']) =>
+const statusHtml = (status: ExecutionStatus | Job['status']) =>
   markup`<span class="badge st-${status}">${status}</span>`;
 export const Status: FC<{ status: ExecutionStatus | Job['status'] }> = ({ status }) => statusHtml(status);
 
@@ -48,7 +48,7 @@ export const ZonedTime: FC<{ at: Date; zone: string }> = ({ at, zone }) => (
   </>
 );
 
-export const durationHtml = (ms: number | null) => (ms === null ? DASH : markup`${formatDuration(ms)}`);
+const durationHtml = (ms: number | null) => (ms === null ? DASH : markup`${formatDuration(ms)}`);
 export const Duration: FC<{ ms: number | null }> = ({ ms }) => durationHtml(ms);
 
 /**
@@ -233,8 +233,6 @@ export function jobNameHtml(jobId: string, names: Map<string, string>): HtmlEsca
     ? markup`<span>job #${jobId} <span class="muted">(deleted)</span></span>`
     : markup`<a href="/jobs/${jobId}">${name}</a>`;
 }
-export const JobName: FC<{ jobId: string; names: Map<string, string> }> = ({ jobId, names }) =>
-  jobNameHtml(jobId, names);
 
 /** The last line of an attempt's error and of its output (the end of it a list row carries), whichever it has. */
 export function outcomeExcerptHtml(e: Pick<ExecutionSummary, 'error' | 'outputTail'>): HtmlEscapedString {
@@ -243,11 +241,9 @@ export function outcomeExcerptHtml(e: Pick<ExecutionSummary, 'error' | 'outputTa
   if (!error && !output) return DASH;
   return markup`<span class="excerpt">${error}${error && output ? markup`<br/>` : ''}${output ? markup`<span class="muted">${output}</span>` : ''}</span>`;
 }
-export const OutcomeExcerpt: FC<{ e: Pick<ExecutionSummary, 'error' | 'outputTail'> }> = ({ e }) =>
-  outcomeExcerptHtml(e);
 
 /** The row of an execution in any list. */
-export function executionRowHtml(
+function executionRowHtml(
   e: ExecutionSummary,
   now: Date,
   names?: Map<string, string>,
