@@ -6,7 +6,7 @@
  *   node --import tsx test/bench/run.ts [--json] [--only=drain,peer] [--runs=3] [--n=20000] ...   (--help for all)
  */
 import { machineInfo, type Machine } from './lib/machine';
-import { parseOptions, type Options, type ScenarioName } from './lib/options';
+import { parseOptions, type BenchContext, type Options, type ScenarioName } from './lib/options';
 import { Collector, toJson, toTable, type ScenarioResult } from './lib/result';
 import { median } from './lib/stats';
 import { breakdownScenario } from './scenarios/breakdown';
@@ -20,13 +20,6 @@ import { metricsScenario } from './scenarios/metrics';
 import { profileScenario } from './scenarios/profile';
 import { scheduleScenario } from './scenarios/schedule';
 import { tickScenario } from './scenarios/tick';
-
-export interface BenchContext {
-  opts: Options;
-  progress: (msg: string) => void;
-  /** Our drain rate (LOG_LEVEL=warn) per run, for the ours/BullMQ ratio. */
-  drainRates: number[];
-}
 
 const WARN = 'ours, LOG_LEVEL=warn';
 const INFO = 'ours, LOG_LEVEL=info >/dev/null';

@@ -70,7 +70,7 @@ export function auditEntry(
 }
 
 const SECRET_NAME = /secret|passw|token|api[_-]?key|authorization|credential|private[_-]?key|cookie|signature/i;
-const MASK = '***';
+export const MASK = '***';
 
 /**
  * A copy of `value` with every property whose name suggests a secret replaced by `***`, at any depth, so old and new

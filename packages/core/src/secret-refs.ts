@@ -12,7 +12,7 @@ export interface SecretRef {
 }
 
 /** An environment variable's value: plain text, or a secret resolved at the attempt. */
-export type EnvValue = string | SecretRef;
+type EnvValue = string | SecretRef;
 
 /** A job's own variables, by name. */
 export type JobEnv = Record<string, EnvValue>;
@@ -21,9 +21,9 @@ export type JobEnv = Record<string, EnvValue>;
 export const SECRET_NAME = /^[a-z0-9][a-z0-9._-]{0,99}$/;
 
 /** Names of a job's variables. */
-export const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
+const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 export const MAX_ENV_VARS = 100;
-export const MAX_ENV_NAME_CHARS = 128;
+const MAX_ENV_NAME_CHARS = 128;
 export const MAX_ENV_VALUE_CHARS = 32 * 1024;
 /** All names and plain values of one job together. */
 export const MAX_ENV_BYTES = 128 * 1024;
@@ -59,7 +59,10 @@ export function formatSecret(ref: SecretRef, value: string): string {
   return at < 0 ? ref.format : ref.format.slice(0, at) + value + ref.format.slice(at + 2);
 }
 
-/** The names of the secrets these values reference. */
+/**
+ * The names of the secrets these values reference.
+ * @public Not called yet: the job secrets work wires it in; drop this tag then.
+ */
 export function referencedSecrets(values: Iterable<unknown>): string[] {
   const names = new Set<string>();
   for (const value of values) if (isSecretRef(value)) names.add(value.secret);

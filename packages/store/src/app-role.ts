@@ -19,7 +19,7 @@ export interface AppRole {
 const POWERS = ['rolsuper', 'rolcreaterole', 'rolcreatedb', 'rolreplication', 'rolbypassrls'] as const;
 
 /** Problems with `role` as an application role, for a message (empty: fine). */
-export function appRoleProblems(role: Partial<AppRole>): string[] {
+function appRoleProblems(role: Partial<AppRole>): string[] {
   const problems: string[] = [];
   if (!role.name || !/^[a-z_][a-z0-9_]{0,62}$/.test(role.name))
     problems.push('the application role must be a lower-case PostgreSQL identifier of at most 63 characters');

@@ -27,23 +27,18 @@ import { bindPool, type Bound } from './bind';
 import type { ExecutionStats } from './stats';
 import type { MetricsSnapshot } from './metrics';
 
-export { migrate, migrations, type MigrateOptions } from './migrate';
-export { appRoleProblems, grantAppRole, scramVerifier, type AppRole } from './app-role';
-export { EXPAND_CONTRACT_FROM, expandContractProblems } from './expand-contract';
+export { migrate, migrations } from './migrate';
+export { grantAppRole, scramVerifier } from './app-role';
 export { currentRelease, latestMigration, recordRelease, schemaVersion } from './releases';
-export { StorePool, idempotent, isConnectionError, retrySafe, type StorePoolConfig, type StorePoolEvent } from './pool';
-export { isId } from './jobs';
+export { StorePool, idempotent, type StorePoolEvent } from './pool';
 export { ORDERED_PLANS_SQL, OUTCOMES_PER_MINUTE_SQL, executionListQuery } from './executions-read';
 export { EXECUTION_STATS_SQL, executionStatsSql } from './stats';
-export type { JobListFilter } from './jobs';
-export type { ExecutionListFilter, LaneLoad, MinuteOutcomes } from './executions-read';
+export type { LaneLoad, MinuteOutcomes } from './executions-read';
 export type { ExecutionStats } from './stats';
-export type { LaneRow } from './flow';
-export type { AuditListFilter, AuditRow } from './audit';
-export type { SessionRow } from './sessions';
-export type { FinishedTotals, FoldResult, LiveCounts, MetricsSnapshot } from './metrics';
+export type { AuditRow } from './audit';
+export type { FinishedTotals, FoldResult, MetricsSnapshot } from './metrics';
 export { METRICS_SQL } from './metrics';
-export type { JobHealth, JobHealthRead } from './job-health';
+export type { JobHealthRead } from './job-health';
 export { DURATION_BOUNDS_MS, LATENESS_BOUNDS_MS } from './minutes';
 
 /**

@@ -6,7 +6,7 @@
 import type pg from 'pg';
 
 /** One job's newest outcomes; null where its kept history has none. */
-export interface JobHealth {
+interface JobHealth {
   id: string;
   name: string;
   lastSuccessAt: Date | null;
@@ -25,7 +25,7 @@ export interface JobHealthRead {
  * success series is then absent, as it is once retention deleted it), so a scrape costs at most this many index
  * entries a job, however long the failures ran.
  */
-export const SUCCESS_WALK = 10_000;
+const SUCCESS_WALK = 10_000;
 
 /**
  * The chosen jobs and their newest succeeded and failed (or dead) attempts. `names` null: every live job. Jobs are

@@ -87,7 +87,7 @@ function groupOf(url: string, functionName: string): string {
 }
 
 /** The largest .cpuprofile in a directory (the main thread's; tsx's loader thread writes a small second one). */
-export function mainProfile(dir: string): string | null {
+function mainProfile(dir: string): string | null {
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.cpuprofile'))
     .map((f) => join(dir, f))
@@ -106,71 +106,4 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   console.log('\ntop functions by self time:');
   for (const f of s.functions)
     console.log(`  ${f.selfPct.toFixed(1).padStart(5)}%  ${f.selfMs.toFixed(0).padStart(6)} ms  ${f.name}  ${f.where}`);
-}
-
-/** Self time of frames named `fnName`, attributed to the nearest caller frame outside node internals. */
-export function callersOf(path: string, fnName: string, top = 10): { caller: string; ms: number }[] {
-  const profile = JSON.parse(readFileSync(path, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const self = new Map<number, number>();
-  for (let i = 0; i < profile.samples.length; i++) {
-    const id = profile.samples[i]!;
-    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
-  }
-  const out = new Map<string, number>();
-  for (const [id, us] of self) {
-    if (byId.get(id)!.callFrame.functionName !== fnName) continue;
-    let p = parent.get(id);
-    const chain: string[] = [];
-    while (p !== undefined) {
-      const f = byId.get(p)!.callFrame;
-      if (f.url && !f.url.startsWith('node:')) {
-        chain.push(`${f.functionName || '(anon)'} ${shorten(f.url)}:${f.lineNumber + 1}`);
-        if (chain.length >= 2) break;
-      }
-      p = parent.get(p);
-    }
-    const key = chain.join(' <- ') || '(unknown)';
-    out.set(key, (out.get(key) ?? 0) + us);
-  }
-  return [...out.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, top)
-    .map(([caller, us]) => ({ caller, ms: us / 1000 }));
-}
-
-/**
- * Inclusive time per area: a sample counts for every package/area on its stack (so node internals and syscalls are
- * charged to the library that called them). Shares do not add up to 100%.
- */
-export function inclusiveByArea(path: string, top = 20): { group: string; pct: number; ms: number }[] {
-  const profile = JSON.parse(readFileSync(path, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const self = new Map<number, number>();
-  for (let i = 0; i < profile.samples.length; i++) {
-    const id = profile.samples[i]!;
-    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
-  }
-  let total = 0;
-  const out = new Map<string, number>();
-  for (const [id, us] of self) {
-    const leaf = byId.get(id)!.callFrame;
-    if (leaf.functionName === '(idle)') continue;
-    total += us;
-    const seen = new Set<string>();
-    for (let p: number | undefined = id; p !== undefined; p = parent.get(p)) {
-      const f = byId.get(p)!.callFrame;
-      if (!f.url || f.url.startsWith('node:')) continue;
-      seen.add(groupOf(f.url, f.functionName));
-    }
-    for (const g of seen) out.set(g, (out.get(g) ?? 0) + us);
-  }
-  return [...out.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, top)
-    .map(([group, us]) => ({ group, pct: (us / total) * 100, ms: us / 1000 }));
 }

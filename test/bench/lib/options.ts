@@ -1,18 +1,8 @@
 /** Command-line flags of `npm run bench`: `--name=value` (or `--flag`); every size has a default. */
 
-export const SCENARIOS = [
-  'drain',
-  'enqueue',
-  'latency',
-  'peer',
-  'memory',
-  'schedule',
-  'tick',
-  'metrics',
-  'http',
-] as const;
+const SCENARIOS = ['drain', 'enqueue', 'latency', 'peer', 'memory', 'schedule', 'tick', 'metrics', 'http'] as const;
 /** Diagnostics, run only when named in --only. */
-export const DIAGNOSTICS = ['profile', 'history', 'breakdown'] as const;
+const DIAGNOSTICS = ['profile', 'history', 'breakdown'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number] | (typeof DIAGNOSTICS)[number];
 
 const DEFAULTS = {
@@ -65,7 +55,7 @@ export type Options = { [K in keyof typeof DEFAULTS]: number } & {
   peer: 'redis' | 'postgres' | null;
 };
 
-export const HELP = `npm run bench -- [--json] [--only=drain,peer,...] [--runs=N] [--size=value ...]
+const HELP = `npm run bench -- [--json] [--only=drain,peer,...] [--runs=N] [--size=value ...]
 scenarios: ${SCENARIOS.join(', ')} (default: all); diagnostics: ${DIAGNOSTICS.join(', ')} (only when named)
 flags:
   --json            one JSON object per scenario per line on stdout (progress goes to stderr)
@@ -132,4 +122,12 @@ export function parseOptions(argv: string[]): Options {
     }
   }
   return opts;
+}
+
+/** What every scenario is given by the runner. */
+export interface BenchContext {
+  opts: Options;
+  progress: (msg: string) => void;
+  /** Our drain rate (LOG_LEVEL=warn) per run, for the ours/BullMQ ratio. */
+  drainRates: number[];
 }

@@ -5,8 +5,8 @@ import type { TestEnv } from '../../support/env';
 import { spawnNode, type Spawned } from './proc';
 import { sleep } from './stats';
 
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
-export const nullSink: TransitionSink = { emit() {} };
+const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+const nullSink: TransitionSink = { emit() {} };
 
 export function commandDeps(env: TestEnv): CommandDeps {
   return { store: env.store, queue: env.queue, clock: { now: () => new Date() }, sink: nullSink, logger: silentLogger };

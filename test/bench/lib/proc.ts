@@ -74,7 +74,7 @@ export function spawnNode(
 }
 
 /** Fields of /proc/<pid>/status in kB (VmRSS, VmHWM, ...), or null once the process is gone. */
-export function procStatusKb(pid: number, field: string): number | null {
+function procStatusKb(pid: number, field: string): number | null {
   try {
     const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : null;
@@ -95,7 +95,7 @@ export function procCpuSeconds(pid: number): number | null {
 }
 
 /** CPU seconds per process name (postgres, redis-server, node...) over every process on the machine. */
-export function cpuByCommand(): Map<string, number> {
+function cpuByCommand(): Map<string, number> {
   const out = new Map<string, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -113,7 +113,7 @@ export function cpuByCommand(): Map<string, number> {
 }
 
 /** Whole-machine busy/total jiffies, for "how busy was the box during this run". */
-export function machineCpu(): { busy: number; total: number } {
+function machineCpu(): { busy: number; total: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
   const v = line.trim().split(/\s+/).slice(1).map(Number);
   const idle = (v[3] ?? 0) + (v[4] ?? 0);

@@ -73,7 +73,7 @@ export class Collector {
   }
 }
 
-export function summarise(m: Metric) {
+function summarise(m: Metric) {
   const med = median(m.values);
   const min = Math.min(...m.values);
   const max = Math.max(...m.values);

@@ -8,7 +8,7 @@ export function median(values: readonly number[]): number {
 }
 
 /** Nearest-rank percentile (p in 0..100) of an already sorted array. */
-export function percentileSorted(sorted: readonly number[], p: number): number {
+function percentileSorted(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   const rank = Math.ceil((p / 100) * sorted.length);
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;

@@ -7,7 +7,7 @@ import type { QueueAdapter } from '@jobs/core';
 import type { Queue } from '@jobs/queue';
 import type { Collector } from './result';
 
-export interface DrainCheck {
+interface DrainCheck {
   total: number;
   succeeded: number;
   live: number;
@@ -23,7 +23,7 @@ export interface DrainCheck {
  * expected): succeeded rows, attempt chains with more than one success, retry rows, live rows, the per-minute outcome
  * counters (written by the same statement as each outcome), and successes whose started_at is after finished_at.
  */
-export async function checkDrain(pool: pg.Pool): Promise<DrainCheck> {
+async function checkDrain(pool: pg.Pool): Promise<DrainCheck> {
   const { rows } = await pool.query(`
     SELECT count(*)::int AS total,
            count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded,

@@ -22,7 +22,7 @@ import { ROOT, procCpuSeconds, sampler } from '../lib/proc';
 import type { Collector } from '../lib/result';
 import { sleep } from '../lib/stats';
 import { verifyDrain } from '../lib/verify';
-import type { BenchContext } from '../run';
+import type { BenchContext } from '../lib/options';
 
 interface Counted {
   n: number;

@@ -21,7 +21,7 @@ import { commandDeps, noopJob } from '../lib/ours';
 import { benchEnv } from '../lib/envs';
 import type { Collector } from '../lib/result';
 import { percentiles } from '../lib/stats';
-import type { BenchContext } from '../run';
+import type { BenchContext } from '../lib/options';
 
 export async function enqueueScenario(c: Collector, ctx: BenchContext, runs: number): Promise<void> {
   const { opts, progress } = ctx;

@@ -18,7 +18,7 @@ import { recorder, type TestEnv } from '../../support/env';
 import { engine } from '../../support/engine';
 import { benchEnv } from '../lib/envs';
 import type { Collector } from '../lib/result';
-import type { BenchContext } from '../run';
+import type { BenchContext } from '../lib/options';
 
 const DAY = 86_400_000;
 const JOBS = 1000;

@@ -10,7 +10,7 @@ import { REDIS_URL, uniqueName } from '../../support/env';
 import { spawnNode } from '../lib/proc';
 import type { Collector } from '../lib/result';
 import { percentiles, sleep } from '../lib/stats';
-import type { BenchContext } from '../run';
+import type { BenchContext } from '../lib/options';
 
 export interface BullLatency {
   p50: number;

@@ -19,7 +19,7 @@ import { ROOT } from '../lib/proc';
 import { Collector } from '../lib/result';
 import { percentiles, sleep } from '../lib/stats';
 import { verifyDrain } from '../lib/verify';
-import type { BenchContext } from '../run';
+import type { BenchContext } from '../lib/options';
 import { bullLatencyOnce } from './latency-bullmq';
 
 export async function latencyScenario(c: Collector, ctx: BenchContext, runs: number): Promise<void> {

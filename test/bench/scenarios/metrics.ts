@@ -21,7 +21,7 @@ import { benchEnv } from '../lib/envs';
 import { enqueueBulk, noopJob, spawnWorker, waitRegistered } from '../lib/ours';
 import type { Collector } from '../lib/result';
 import { percentiles } from '../lib/stats';
-import type { BenchContext } from '../run';
+import type { BenchContext } from '../lib/options';
 
 const KEY = 'bench-metrics-key';
 const CHUNK = 500_000;

@@ -19,7 +19,7 @@ import { ROOT, sampler } from '../lib/proc';
 import type { Collector } from '../lib/result';
 import { sleep } from '../lib/stats';
 import { verifyDrain } from '../lib/verify';
-import type { BenchContext } from '../run';
+import type { BenchContext } from '../lib/options';
 import { httpTrigger } from './enqueue';
 import { latencyOnce } from './latency';
 
@@ -41,7 +41,7 @@ export async function profileScenario(c: Collector, ctx: BenchContext): Promise<
  * claimed rows (batches of claimBatch = 25 at concurrency 50) and the recorder's write (outcomes only, as no-op
  * attempts finish before their start is written), one statement at a time as the recorder does, and two at a time.
  */
-export async function postgresAlone(c: Collector, ctx: BenchContext): Promise<void> {
+async function postgresAlone(c: Collector, ctx: BenchContext): Promise<void> {
   const n = Math.min(ctx.opts['profile-n'], 20_000);
   const env = await benchEnv('bench_profile_pg');
   try {

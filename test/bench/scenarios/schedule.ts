@@ -12,7 +12,7 @@ import { benchEnv } from '../lib/envs';
 import { spawnNode } from '../lib/proc';
 import type { Collector } from '../lib/result';
 import { percentiles, sleep } from '../lib/stats';
-import type { BenchContext } from '../run';
+import type { BenchContext } from '../lib/options';
 
 export async function scheduleScenario(c: Collector, ctx: BenchContext, runs: number): Promise<void> {
   for (let run = 0; run < runs; run++) await once(c, ctx, `run ${run + 1}`);

@@ -13,7 +13,7 @@ import { manualClock } from '../../support/env';
 import { benchEnv } from '../lib/envs';
 import type { Collector } from '../lib/result';
 import { median } from '../lib/stats';
-import type { BenchContext } from '../run';
+import type { BenchContext } from '../lib/options';
 
 const T = '2030-01-01T00:00:00Z';
 const NEXT_DAY = '2030-01-02T00:00:00Z';

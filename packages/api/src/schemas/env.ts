@@ -15,7 +15,7 @@ import {
   isSecretRef,
 } from '@jobs/core';
 
-export const SecretName = z
+const SecretName = z
   .string()
   .regex(
     SECRET_NAME,
@@ -23,7 +23,7 @@ export const SecretName = z
   )
   .openapi({ example: 'billing-db' });
 
-export const SecretRefInput = z
+const SecretRefInput = z
   .strictObject({
     secret: SecretName,
     format: z
@@ -37,7 +37,7 @@ export const SecretRefInput = z
     description: 'A named secret (PUT /secrets/{name}), resolved by the worker at each attempt; never stored here.',
   });
 
-export const EnvValueInput = z.union([
+const EnvValueInput = z.union([
   z
     .string()
     .max(MAX_ENV_VALUE_CHARS)
@@ -66,7 +66,10 @@ export const JobEnvInput = z
       'A command job\'s own variables: text, or `{"secret": name}` resolved at each attempt. Names match ^[A-Z_][A-Z0-9_]*$, not JOB_*, TRACEPARENT or the scheduler\'s own; at most 100 variables, 32 KiB a value, 128 KiB in all.',
   });
 
-/** The secrets a job's definition references: in its env, its HTTP headers, its Lambda payload's top-level fields. */
+/**
+ * The secrets a job's definition references: in its env, its HTTP headers, its Lambda payload's top-level fields.
+ * @public Not called yet: the job secrets work wires it in; drop this tag then.
+ */
 export function jobSecretNames(job: {
   env?: Record<string, unknown> | null;
   http?: { headers: Record<string, unknown> } | null;

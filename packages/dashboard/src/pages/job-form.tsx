@@ -58,7 +58,7 @@ const LABELS: Record<string, string> = {
 };
 
 /** "Time zone: unknown time zone …", but not "Cron expression: Cron expression … never fires". */
-export function withLabel(field: string, message: string): string {
+function withLabel(field: string, message: string): string {
   const label = LABELS[field] ?? field;
   return message.toLowerCase().startsWith(label.toLowerCase()) ? message : `${label}: ${message}`;
 }
@@ -89,11 +89,7 @@ function runAtShown(value: string, zone: string): string {
   return shown || value;
 }
 
-export const SchedulePreviewView: FC<{ cronExpr: string; timezone: string; now: Date }> = ({
-  cronExpr,
-  timezone,
-  now,
-}) => {
+const SchedulePreviewView: FC<{ cronExpr: string; timezone: string; now: Date }> = ({ cronExpr, timezone, now }) => {
   const preview = previewSchedule(cronExpr, timezone, now);
   if (preview.kind === 'none')
     return <p class="hint">No cron expression: the job runs only when triggered (or once, at “Run once at”).</p>;
