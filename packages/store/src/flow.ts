@@ -145,10 +145,17 @@ export async function executionsRetag(pool: pg.Pool, jobId: string): Promise<Que
   const key = flowKeySql('j', 'coalesce(e.payload, j.payload)');
   // Not marked idempotent: a second run would change nothing, but would return nothing either, and the rows the
   // first changed must be queued again.
+  // The rows are locked in id order first, as every other statement that locks several of them does: an UPDATE
+  // over a join locks them in whatever order its plan meets them, and a concurrent start deadlocked with it.
   const { rows } = await pool.query(
-    `UPDATE executions e SET flow_key = ${key}
-     FROM jobs j
-     WHERE j.id = $1 AND e.job_id = $1 AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL
+    `WITH waiting AS (
+       SELECT id FROM executions
+       WHERE job_id = $1 AND status IN ('queued', 'retrying') AND lease_token IS NULL
+       ORDER BY id FOR UPDATE
+     )
+     UPDATE executions e SET flow_key = ${key}
+     FROM waiting w, jobs j
+     WHERE e.id = w.id AND j.id = $1 AND e.status IN ('queued', 'retrying') AND e.lease_token IS NULL
        AND e.flow_key IS DISTINCT FROM ${key}
      RETURNING e.id, e.job_id, e.lane, e.priority, e.scheduled_for, e.flow_key`,
     [jobId],

@@ -110,7 +110,7 @@ async function moveWaiting(client: pg.PoolClient, jobId: string): Promise<MovedE
   const { rows } = await client.query(
     `WITH old AS (
        SELECT id, lane, priority, flow_key FROM executions
-       WHERE job_id = $1 AND status IN ('queued', 'retrying') AND lease_token IS NULL FOR UPDATE
+       WHERE job_id = $1 AND status IN ('queued', 'retrying') AND lease_token IS NULL ORDER BY id FOR UPDATE
      )
      UPDATE executions e SET lane = j.lane, priority = j.priority, flow_key = ${key}
      FROM old o, jobs j

@@ -263,7 +263,7 @@ export async function cancelLive(
 ): Promise<ChangedExecution[]> {
   const { rows } = await client.query(
     `WITH target AS (
-       SELECT id, status FROM executions WHERE job_id = $1 AND ${where} FOR UPDATE
+       SELECT id, status FROM executions WHERE job_id = $1 AND ${where} ORDER BY id FOR UPDATE
      ),
      changed AS (
        UPDATE executions e SET status = 'cancelled', finished_at = now(), error = $2, lease_expires_at = NULL
