@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface Published {
+interface Published {
   topicArn: string;
   subject: string | null;
   message: string;

@@ -5,10 +5,7 @@
  */
 import { MASK } from './access';
 
-export const CHANNEL_KINDS = ['webhook', 'slack', 'email', 'sns'] as const;
-export type ChannelKind = (typeof CHANNEL_KINDS)[number];
-
-export interface SmtpSettings {
+interface SmtpSettings {
   host: string;
   port: number;
   /** True: TLS from the first byte (port 465); false: STARTTLS when the server offers it. */
@@ -54,7 +51,7 @@ export interface ChannelSender {
 }
 
 /** The URL with its path and query (where tokens live) replaced by `***`: what may be shown of it. */
-export function maskUrl(url: string): string {
+function maskUrl(url: string): string {
   try {
     const u = new URL(url);
     return u.pathname === '/' && u.search === '' ? u.origin : `${u.origin}/${MASK}`;

@@ -13,7 +13,7 @@ export function plainEnv(env: StartedExecution['env']): Record<string, string> |
 }
 
 /** PATH when the worker has none (the Debian default for a login shell). */
-export const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** Variables every command gets from the worker when set: locale and, for the job user, who and where it is. */
 const BASE_ENV = /^(PATH|LANG|LANGUAGE|LC_[A-Z_]+|HOME|USER|LOGNAME)$/;

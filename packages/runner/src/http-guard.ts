@@ -14,7 +14,7 @@ import { Agent } from 'undici';
 /** The error code of a connection the guard refused (the attempt is then final: no retry reaches another address). */
 export const ADDRESS_REFUSED = 'JOBS_ADDRESS_REFUSED';
 
-export class AddressRefusedError extends Error {
+class AddressRefusedError extends Error {
   readonly code = ADDRESS_REFUSED;
 }
 

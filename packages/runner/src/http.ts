@@ -49,7 +49,7 @@ const RECORDED_HEADERS: ReadonlySet<string> = new Set([
 const USER_AGENT = 'jobs-scheduler/0.1';
 
 /** The bytes sent: the target's body (a string as is, anything else as JSON), or the execution's payload as JSON. */
-export function requestBody(target: HttpTarget, payload: unknown): { body: string; contentType: string } | null {
+function requestBody(target: HttpTarget, payload: unknown): { body: string; contentType: string } | null {
   if (target.method === 'GET') return null;
   // No payload and no body of its own: no body at all (never the literal `null`).
   if (target.body === undefined)
@@ -61,7 +61,7 @@ export function requestBody(target: HttpTarget, payload: unknown): { body: strin
 }
 
 /** Milliseconds a `Retry-After` value asks to wait (delta seconds or an HTTP date), or null when absent or unreadable. */
-export function retryAfterMs(value: string | string[] | undefined, nowMs: number): number | null {
+function retryAfterMs(value: string | string[] | undefined, nowMs: number): number | null {
   const text = Array.isArray(value) ? value[0] : value;
   if (!text) return null;
   if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000;

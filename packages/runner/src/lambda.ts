@@ -19,7 +19,7 @@ export interface LambdaOptions {
   outputLimit?: number;
 }
 
-export function lambdaClient(options: { endpoint?: string | null; region?: string } = {}): LambdaClient {
+function lambdaClient(options: { endpoint?: string | null; region?: string } = {}): LambdaClient {
   // One attempt per Invoke: the job's retry policy decides about retries (and sees every one of them).
   return new LambdaClient({
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),

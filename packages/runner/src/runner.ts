@@ -11,7 +11,7 @@ import { runShell, type ShellOptions } from './shell';
 import { attemptSecretNames, maskingSink, maskResult, resolveAttempt, type SecretSource } from './secrets';
 import { traceAttempts } from './traced';
 
-export interface HandlerContext {
+interface HandlerContext {
   jobId: string;
   executionId: string;
   attempt: number;
@@ -42,7 +42,7 @@ export interface RunnerOptions extends ShellOptions {
   secrets?: SecretSource | null;
 }
 
-export const COMMANDS_DISABLED = 'command jobs are disabled on this worker (COMMAND_JOBS=off)';
+const COMMANDS_DISABLED = 'command jobs are disabled on this worker (COMMAND_JOBS=off)';
 
 /**
  * @example

@@ -82,7 +82,7 @@ export async function resolveAttempt(
 }
 
 /** `text` with every occurrence of each value replaced by MASKED. */
-export function maskValues(text: string, values: readonly string[]): string {
+function maskValues(text: string, values: readonly string[]): string {
   let out = text;
   for (const value of values) if (out.includes(value)) out = out.split(value).join(MASKED);
   return out;

@@ -5,16 +5,8 @@
  */
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 
-export function sign(secret: string | KeyObject, timestamp: number, body: string): string {
+function sign(secret: string | KeyObject, timestamp: number, body: string): string {
   return createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
-}
-
-/** The header value for `body` at `nowMs`, signed with the first secret (null: signing is off). */
-export function signatureHeader(secrets: readonly string[], body: string, nowMs: number): string | null {
-  const secret = secrets[0];
-  if (!secret) return null;
-  const t = Math.floor(nowMs / 1000);
-  return `t=${t},v1=${sign(secret, t, body)}`;
 }
 
 /** signatureHeader with the signing key prepared once (a string key is re-imported by every createHmac). */

@@ -11,8 +11,8 @@
 
 export type StreamName = 'stdout' | 'stderr';
 
-export const STDERR_MARK = '[stderr] ';
-export const STDOUT_MARK = '[stdout] ';
+const STDERR_MARK = '[stderr] ';
+const STDOUT_MARK = '[stdout] ';
 
 const STDERR = Buffer.from(STDERR_MARK);
 const STDOUT = Buffer.from(STDOUT_MARK);

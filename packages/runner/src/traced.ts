@@ -9,7 +9,7 @@
 import type { Cancellation, Runner, RunResult, StartedExecution, Tracing } from '@jobs/core';
 
 /** Identity of an attempt as span attributes: ids, attempt, lane and trigger, never payload or output. */
-export function attemptAttributes(execution: StartedExecution): Record<string, string | number> {
+function attemptAttributes(execution: StartedExecution): Record<string, string | number> {
   return {
     'job.id': execution.jobId,
     'execution.id': execution.id,

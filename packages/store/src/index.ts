@@ -66,7 +66,7 @@ const readQueries = {
 };
 
 /** The store's read port (see readQueries), with the reads that keep state between calls and the health probe. */
-export type StoreReads = Bound<typeof readQueries> & {
+type StoreReads = Bound<typeof readQueries> & {
   executionStats: () => Promise<ExecutionStats>;
   metricsSnapshot: () => Promise<MetricsSnapshot>;
   /** True when the database answers. */
@@ -83,7 +83,7 @@ const accessQueries = {
   signInFailures: sessions.signInFailures,
   signInFailed: sessions.signInFailed,
 };
-export type AccessStore = Bound<typeof accessQueries>;
+type AccessStore = Bound<typeof accessQueries>;
 
 /** Alert channels (docs/alerts.md): their config holds secrets, shown only through channelView. */
 const channelQueries = {
@@ -94,7 +94,7 @@ const channelQueries = {
   channelUpdate: channels.channelUpdate,
   channelDelete: channels.channelDelete,
 };
-export type ChannelStore = Bound<typeof channelQueries>;
+type ChannelStore = Bound<typeof channelQueries>;
 
 /** What the API (and the dashboard mounted on it) needs of the store. */
 export type ApiStore = StoreReads & AccessStore & CommandStore & ChannelStore;
@@ -188,15 +188,4 @@ export function createStore(
   return store satisfies TickStore & WorkerStore & RecoveryStore & CommandStore & RetentionStore & ApiStore;
 }
 export { transaction } from './transaction';
-export {
-  keyId,
-  parseMasterKey,
-  secretDelete,
-  secretList,
-  secretPut,
-  secretValues,
-  secretsExisting,
-  secretsRotate,
-  type Keyring,
-  type SecretMeta,
-} from './secrets';
+export { parseMasterKey, secretPut, secretValues, secretsRotate, type Keyring } from './secrets';

@@ -28,7 +28,7 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 /** A master key's id: the first 16 hex digits of its SHA-256 (names the key without revealing it). */
-export function keyId(key: Buffer): string {
+function keyId(key: Buffer): string {
   return createHash('sha256').update(key).digest('hex').slice(0, 16);
 }
 
@@ -103,18 +103,19 @@ export async function secretPut(
   return { secret: toMeta(rows[0]), created: rows[0].created as boolean };
 }
 
+/** @public: for the secrets API (issue 29), not yet built. */
 export async function secretList(pool: pg.Pool): Promise<SecretMeta[]> {
   const { rows } = await pool.query(`SELECT ${META} FROM secrets ORDER BY name`);
   return rows.map(toMeta);
 }
 
-/** Deletes a secret; false when there was none. */
+/** Deletes a secret; false when there was none. @public: for the secrets API (issue 29), not yet built. */
 export async function secretDelete(pool: pg.Pool, name: string): Promise<boolean> {
   const { rowCount } = await pool.query(`DELETE FROM secrets WHERE name = $1`, [name]);
   return (rowCount ?? 0) > 0;
 }
 
-/** Which of these names exist (what a job may reference). */
+/** Which of these names exist (what a job may reference). @public: for the secrets API (issue 29), not yet built. */
 export async function secretsExisting(pool: pg.Pool, names: readonly string[]): Promise<Set<string>> {
   if (names.length === 0) return new Set();
   const { rows } = await pool.query(`SELECT name FROM secrets WHERE name = ANY($1::text[])`, [names]);

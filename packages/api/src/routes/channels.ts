@@ -32,7 +32,7 @@ import { bodyErrorResponses, conflictResponse, errorResponses, json, notFoundRes
 
 const TAGS = ['channels'];
 
-export function channelJson(channel: Channel) {
+function channelJson(channel: Channel) {
   return {
     name: channel.name,
     ...channelView(channel),

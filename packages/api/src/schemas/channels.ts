@@ -2,9 +2,9 @@
 import { z } from '@hono/zod-openapi';
 import { Instant } from './common';
 
-export const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-export const ChannelName = z
+const ChannelName = z
   .string()
   .regex(CHANNEL_NAME, 'must be 1-64 letters, digits, `.`, `_` or `-`, starting with a letter or digit')
   .openapi({ example: 'ops-slack' });

@@ -35,7 +35,7 @@ export interface ChannelSenderOptions {
 }
 
 /** Slack's incoming-webhook shape: `text` (what notifications show) and one section block with the fields. */
-export function slackBody(message: AlertMessage): Record<string, unknown> {
+function slackBody(message: AlertMessage): Record<string, unknown> {
   const line = messageLine(message);
   const fields = messageJson(message);
   const facts = ['notification_id', 'incident_id', 'rule', 'state']
