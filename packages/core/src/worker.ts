@@ -141,6 +141,8 @@ export class Worker {
   private stopDeadline = Number.POSITIVE_INFINITY;
   private slotWaiters: { free: number; wake: () => void }[] = [];
   private heartbeatTimer: NodeJS.Timeout | null = null;
+  /** The timer's heartbeat in flight: its upsert would register the worker again after it deregistered. */
+  private beating: Promise<void> | null = null;
   private timeoutTimer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
   private readonly startedAt: Date;
@@ -193,7 +195,9 @@ export class Worker {
   /** Registers the worker and starts claiming until stop() (or until `drain` options say to stop). */
   async start(drain: DrainOptions = {}): Promise<void> {
     const registered = await this.deps.store.workerUpsert(this.info());
-    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.options.heartbeatMs);
+    this.heartbeatTimer = setInterval(() => {
+      this.beating = this.heartbeat();
+    }, this.options.heartbeatMs);
     this.heartbeatTimer.unref?.();
     this.timeoutTimer = setInterval(() => this.sweepTimeouts(), TIMEOUT_SWEEP_MS);
     this.timeoutTimer.unref?.();
@@ -234,6 +238,7 @@ export class Worker {
     if (this.timeoutTimer) clearInterval(this.timeoutTimer);
     this.heartbeatTimer = null;
     this.timeoutTimer = null;
+    await this.beating;
     try {
       await this.deps.store.workerRemove(this.id);
     } catch (error) {
